@@ -1,0 +1,695 @@
+/*
+ * redeemctl: the operator's tool. A thin face on the service layer: it
+ * parses arguments, calls core, prints. Exit status: 0 done, 1 the
+ * operation failed (the error word says why), 2 bad usage, 3 the database
+ * could not be reached.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../lib/common.h"
+#include "../lib/str.h"
+#include "../db/db.h"
+#include "../db/migrate.h"
+#include "../core/campaigns.h"
+#include "../core/codes.h"
+#include "../core/redeem.h"
+#include "../core/svc.h"
+#include "../core/verify.h"
+#include "opts.h"
+#include "progress.h"
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_DB 3
+
+#define TENANT_OPT {"tenant", "T", "the tenant (default \"default\")", NULL}
+#define MAXPOS 4
+
+struct verb {
+	struct cmd cmd;
+	int (*run)(struct cmd *, const char **pos, int npos);
+	int needs_svc; /* opens the tenant before run */
+};
+
+static struct db *the_db;
+static struct svc the_svc;
+
+static const char *
+dsn(void)
+{
+	const char *d = getenv("REDEEM_DB");
+
+	return d && *d ? d : "sqlite:var/redeem.db";
+}
+
+static struct db *
+open_db(void)
+{
+	char e[512];
+
+	if (the_db == NULL && (the_db = db_open(dsn(), e, sizeof(e))) == NULL) {
+		fprintf(stderr, "redeemctl: unavailable: %s\n", e);
+		exit(EXIT_DB);
+	}
+	return the_db;
+}
+
+static int
+fail(const char *verb, enum error_word e, const char *detail)
+{
+	fprintf(stderr, "redeemctl %s: %s: %s\n", verb, error_name(e),
+	    detail ? detail : error_sentence(e));
+	return e == ERROR_UNAVAILABLE ? EXIT_DB : EXIT_FAILED;
+}
+
+static void
+print_json(json_t *o)
+{
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	if (s != NULL) {
+		puts(s);
+		free(s);
+	}
+	json_decref(o);
+}
+
+/* An integer option in [min, max]; def when absent; exits on garbage. */
+static int64_t
+opt_i64(struct cmd *c, const char *name, int64_t def, int64_t min,
+    int64_t max)
+{
+	const char *v = opts_get(c, name);
+	int64_t n;
+
+	if (v == NULL)
+		return def;
+	if (str_to_i64(v, min, max, &n) == -1) {
+		fprintf(stderr,
+		    "redeemctl %s: --%s wants a whole number from %lld to "
+		    "%lld, not \"%s\"\n",
+		    c->verb, name, (long long)min, (long long)max, v);
+		exit(EXIT_USAGE);
+	}
+	return n;
+}
+
+static int64_t
+opt_time(struct cmd *c, const char *name)
+{
+	const char *v = opts_get(c, name);
+	int64_t t;
+
+	if (v == NULL)
+		return 0;
+	if (str_parse_time(v, &t) == -1) {
+		fprintf(stderr,
+		    "redeemctl %s: --%s wants an RFC 3339 time "
+		    "(2026-11-22T10:00:00Z) or Unix seconds, not \"%s\"\n",
+		    c->verb, name, v);
+		exit(EXIT_USAGE);
+	}
+	return t;
+}
+
+static const char *
+opt_req(struct cmd *c, const char *name)
+{
+	const char *v = opts_get(c, name);
+
+	if (v == NULL || *v == '\0') {
+		fprintf(stderr, "redeemctl %s: --%s is required\n\n", c->verb,
+		    name);
+		opts_usage(c, 1);
+		exit(EXIT_USAGE);
+	}
+	return v;
+}
+
+static void
+on_migration(void *arg, const struct migration *m, int applied)
+{
+	int *n = arg;
+
+	if (applied) {
+		printf("applied %03d_%s\n", m->version, m->name);
+		(*n)++;
+	}
+}
+
+static int
+v_migrate(struct cmd *c, const char **pos, int npos)
+{
+	int n = 0;
+
+	(void)pos;
+	(void)npos;
+	if (migrate_run(open_db(), on_migration, &n) == -1)
+		return fail(c->verb, ERROR_UNAVAILABLE, db_errmsg(the_db));
+	if (n == 0)
+		printf("schema is up to date (%u migrations)\n",
+		    migrations_count);
+	return 0;
+}
+
+static int
+v_tenant_create(struct cmd *c, const char **pos, int npos)
+{
+	enum error_word e;
+
+	(void)npos;
+	if ((e = tenant_create(open_db(), pos[0])) != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_CONFLICT ? "that tenant exists already"
+		    : e == ERROR_BAD_REQUEST
+			? "a tenant name is 1-64 of A-Z a-z 0-9 . _ -"
+			: NULL);
+	printf("created tenant %s\n", pos[0]);
+	return 0;
+}
+
+static int
+v_campaign_create(struct cmd *c, const char **pos, int npos)
+{
+	struct campaign k;
+	enum error_word e;
+	const char *kind = opts_get(c, "kind");
+
+	(void)pos;
+	(void)npos;
+	memset(&k, 0, sizeof(k));
+	if (str_copy(k.name, opt_req(c, "name"), sizeof(k.name)) == -1 ||
+	    !campaign_name_ok(k.name))
+		return fail(c->verb, ERROR_BAD_REQUEST,
+		    "a campaign name is 1-64 of A-Z a-z 0-9 . _ -");
+	if (kind != NULL && campaign_kind_parse(kind, &k.kind) == -1)
+		return fail(c->verb, ERROR_BAD_REQUEST,
+		    "--kind is shared or pool");
+	k.budget = opt_i64(c, "budget", 0, 1, INT64_C(1000000000000));
+	k.per_account_limit =
+	    opt_i64(c, "per-account-limit", 0, 1, INT64_C(1000000000));
+	k.starts_at = opt_time(c, "starts");
+	k.ends_at = opt_time(c, "ends");
+	if (k.starts_at > 0 && k.ends_at > 0 && k.ends_at <= k.starts_at)
+		return fail(c->verb, ERROR_BAD_REQUEST,
+		    "--ends must come after --starts");
+	if ((e = campaign_create(&the_svc, &k)) != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_CONFLICT ? "a campaign of that name exists"
+					: NULL);
+	print_json(json_pack("{s:b,s:o}", "ok", 1, "campaign",
+	    campaign_json(&k)));
+	return 0;
+}
+
+static int
+v_campaign_close(struct cmd *c, const char **pos, int npos)
+{
+	struct campaign k;
+	enum error_word e;
+	const char *name = npos > 0 ? pos[0] : opt_req(c, "name");
+
+	if ((e = campaign_close(&the_svc, name, &k)) != ERROR_NONE)
+		return fail(c->verb, e, NULL);
+	print_json(json_pack("{s:b,s:o}", "ok", 1, "campaign",
+	    campaign_json(&k)));
+	return 0;
+}
+
+static void
+list_campaign(void *arg, const struct campaign *k)
+{
+	char budget[32] = "-", limit[32] = "-", ends[32] = "-";
+
+	(void)arg;
+	if (k->budget > 0)
+		snprintf(budget, sizeof(budget), "%lld/%lld",
+		    (long long)k->redeemed, (long long)k->budget);
+	if (k->per_account_limit > 0)
+		snprintf(limit, sizeof(limit), "%lld",
+		    (long long)k->per_account_limit);
+	if (k->ends_at > 0)
+		str_rfc3339(k->ends_at, ends);
+	printf("%-24s %-6s %-6s %10lld %10lld %-14s %-6s %s\n", k->name,
+	    campaign_kind_name(k->kind), k->closed ? "closed" : "open",
+	    (long long)k->codes, (long long)k->uses, budget, limit, ends);
+}
+
+static int
+v_campaign_list(struct cmd *c, const char **pos, int npos)
+{
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	printf("%-24s %-6s %-6s %10s %10s %-14s %-6s %s\n", "NAME", "KIND",
+	    "STATE", "CODES", "USES", "BUDGET", "LIMIT", "ENDS");
+	if ((e = campaign_list(&the_svc, list_campaign, NULL)) != ERROR_NONE)
+		return fail(c->verb, e, NULL);
+	return 0;
+}
+
+struct gen_out {
+	struct progress p;
+};
+
+static void
+gen_emit(void *arg, const char *display)
+{
+	(void)arg;
+	puts(display);
+}
+
+static void
+gen_progress(void *arg, int64_t done, int64_t total)
+{
+	struct gen_out *g = arg;
+
+	fflush(stdout);
+	progress_update(&g->p, done, total);
+}
+
+static int
+v_codes_generate(struct cmd *c, const char **pos, int npos)
+{
+	struct codes_gen g;
+	struct gen_out out;
+	enum error_word e;
+	int64_t created;
+
+	(void)pos;
+	(void)npos;
+	memset(&g, 0, sizeof(g));
+	g.campaign = opt_req(c, "campaign");
+	g.count = opt_i64(c, "count", -1, 1, CODES_MAX_PER_CALL);
+	g.max_uses = opt_i64(c, "max-uses", -1, 1, INT64_C(1000000000));
+	if (g.count < 0 || g.max_uses < 0) {
+		opt_req(c, g.count < 0 ? "count" : "max-uses");
+	}
+	g.expires_at = opt_time(c, "expires");
+	g.length = (int)opt_i64(c, "length", CODE_LENGTH_DEFAULT,
+	    CODE_LENGTH_MIN, CODE_LENGTH_MAX);
+	g.prefix = opts_get(c, "prefix");
+	g.no_check = opts_get(c, "no-check") != NULL;
+	g.emit = gen_emit;
+	g.progress = gen_progress;
+	g.arg = &out;
+	progress_init(&out.p, "generating");
+	e = codes_generate(&the_svc, &g, &created);
+	fflush(stdout);
+	progress_done(&out.p);
+	if (e != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_BAD_REQUEST
+			? "check --prefix (letters and digits of the code "
+			  "alphabet, 16 at most) and, for a pool, --max-uses 1"
+			: e == ERROR_NOT_FOUND ? "no campaign of that name"
+					       : NULL);
+	if (out.p.tty)
+		fprintf(stderr, "generated %lld codes in %.1f s\n",
+		    (long long)created, progress_now() - out.p.start);
+	return 0;
+}
+
+static void
+import_progress(void *arg, int64_t done, int64_t total)
+{
+	progress_update(arg, done, total);
+}
+
+static int
+v_codes_import(struct cmd *c, const char **pos, int npos)
+{
+	struct codes_import im;
+	struct progress p;
+	enum error_word e;
+	FILE *fp;
+
+	(void)npos;
+	memset(&im, 0, sizeof(im));
+	im.campaign = opt_req(c, "campaign");
+	im.max_uses = opt_i64(c, "max-uses", 1, 1, INT64_C(1000000000));
+	im.expires_at = opt_time(c, "expires");
+	if ((fp = fopen(pos[0], "r")) == NULL) {
+		fprintf(stderr, "redeemctl %s: cannot open %s: %m\n", c->verb,
+		    pos[0]);
+		return EXIT_FAILED;
+	}
+	progress_init(&p, "importing");
+	im.progress = import_progress;
+	im.arg = &p;
+	e = codes_import(&the_svc, fp, &im);
+	progress_done(&p);
+	fclose(fp);
+	if (e == ERROR_BAD_REQUEST && im.bad_line > 0) {
+		fprintf(stderr,
+		    "redeemctl %s: bad_request: %s line %lld: %s; nothing "
+		    "imported\n",
+		    c->verb, pos[0], (long long)im.bad_line, im.bad_reason);
+		return EXIT_FAILED;
+	}
+	if (e != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_BAD_REQUEST ? (im.bad_reason[0]
+						     ? im.bad_reason
+						     : "a pool's codes are single-use")
+					   : NULL);
+	fprintf(stderr, "imported %lld codes, %lld already there\n",
+	    (long long)im.created, (long long)im.duplicates);
+	return 0;
+}
+
+static void
+export_row(void *arg, const struct code_info *ci)
+{
+	char exp[32] = "";
+
+	(void)arg;
+	if (ci->expires_at > 0)
+		str_rfc3339(ci->expires_at, exp);
+	printf("%s,%s,%s,%lld,%lld,%s\n", ci->code, ci->campaign, ci->state,
+	    (long long)ci->uses, (long long)ci->max_uses, exp);
+}
+
+static int
+v_codes_export(struct cmd *c, const char **pos, int npos)
+{
+	enum codes_filter f = CODES_ALL;
+	const char *sel = opts_get(c, "select");
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	if (sel != NULL && codes_filter_parse(sel, &f) == -1) {
+		fprintf(stderr,
+		    "redeemctl %s: --select is used, unused or all\n",
+		    c->verb);
+		return EXIT_USAGE;
+	}
+	printf("code,campaign,state,uses,max_uses,expires_at\n");
+	e = codes_export(&the_svc, opts_get(c, "campaign"), f, export_row,
+	    NULL);
+	if (e != ERROR_NONE)
+		return fail(c->verb, e, NULL);
+	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+}
+
+static int
+print_code(struct cmd *c, enum error_word e, const struct code_info *ci)
+{
+	if (e != ERROR_NONE)
+		return fail(c->verb, e, NULL);
+	print_json(json_pack("{s:b,s:o}", "ok", 1, "code", code_info_json(ci)));
+	return 0;
+}
+
+static int
+v_codes_show(struct cmd *c, const char **pos, int npos)
+{
+	struct code_info ci;
+
+	(void)npos;
+	return print_code(c, code_get(&the_svc, pos[0], &ci), &ci);
+}
+
+static int
+v_revoke(struct cmd *c, const char **pos, int npos)
+{
+	struct code_info ci;
+
+	(void)npos;
+	return print_code(c, code_revoke(&the_svc, pos[0], &ci), &ci);
+}
+
+static int
+print_result(const struct redeem_result *r, const char *pool_code)
+{
+	print_json(redeem_result_json(r, pool_code));
+	if (r->error == ERROR_UNAVAILABLE)
+		return EXIT_DB;
+	return r->error == ERROR_NONE ? 0 : EXIT_FAILED;
+}
+
+static int
+v_redeem(struct cmd *c, const char **pos, int npos)
+{
+	struct redeem_result r;
+
+	(void)npos;
+	redeem_code(&the_svc, pos[0], pos[1], opts_get(c, "client-ip"), &r);
+	return print_result(&r, NULL);
+}
+
+static int
+v_pool_claim(struct cmd *c, const char **pos, int npos)
+{
+	struct redeem_result r;
+
+	(void)npos;
+	redeem_pool_claim(&the_svc, pos[0], pos[1], opts_get(c, "client-ip"),
+	    &r);
+	return print_result(&r, r.error == ERROR_NONE ? r.r.code : NULL);
+}
+
+static int
+v_reverse(struct cmd *c, const char **pos, int npos)
+{
+	enum reversal_policy policy;
+	struct redeem_result r;
+	int64_t id;
+
+	(void)npos;
+	if (str_to_i64(pos[0], 1, INT64_MAX, &id) == -1) {
+		fprintf(stderr, "redeemctl %s: ID is a redemption id, a "
+				"positive number\n",
+		    c->verb);
+		return EXIT_USAGE;
+	}
+	if (reversal_policy_parse(opt_req(c, "policy"), &policy) == -1) {
+		fprintf(stderr, "redeemctl %s: --policy is return_seat or "
+				"keep_seat\n",
+		    c->verb);
+		return EXIT_USAGE;
+	}
+	redeem_reverse(&the_svc, id, opt_req(c, "reason"), policy, &r);
+	if (r.error != ERROR_NONE)
+		return print_result(&r, NULL);
+	print_json(json_pack("{s:b,s:o}", "ok", 1, "redemption",
+	    redemption_json(&r.r)));
+	return 0;
+}
+
+static void
+verify_line(void *arg, enum verify_check chk, const char *line)
+{
+	(void)arg;
+	printf("VIOLATION %s: %s\n", verify_check_name(chk), line);
+}
+
+static int
+v_verify(struct cmd *c, const char **pos, int npos)
+{
+	struct verify_report rep;
+	int i;
+
+	(void)pos;
+	(void)npos;
+	if (verify_run(open_db(), &rep, verify_line, NULL) == -1)
+		return fail(c->verb, ERROR_UNAVAILABLE, db_errmsg(the_db));
+	if (rep.total == 0) {
+		printf("verify: ok: G1 safety, G2 conservation, G3 "
+		       "idempotency, G4 budget and per-account limits, G7 one "
+		       "event per redemption, G8 state all hold\n");
+		return 0;
+	}
+	for (i = 0; i < VERIFY__MAX; i++)
+		if (rep.violations[i] > 0)
+			printf("verify: %s: %lld violation(s)\n",
+			    verify_check_name((enum verify_check)i),
+			    (long long)rep.violations[i]);
+	return EXIT_FAILED;
+}
+
+static struct opt o_tenant_only[] = {TENANT_OPT, {NULL, NULL, NULL, NULL}};
+static struct opt o_none[] = {{NULL, NULL, NULL, NULL}};
+static struct opt o_campaign_create[] = {
+	{"name", "N", "the campaign's name (1-64 of A-Z a-z 0-9 . _ -)", NULL},
+	{"kind", "K", "shared (codes with max_uses, default) or pool", NULL},
+	{"budget", "B", "at most B redemptions in the whole campaign", NULL},
+	{"starts", "T", "not redeemable before T (RFC 3339)", NULL},
+	{"ends", "T", "not redeemable from T on (RFC 3339)", NULL},
+	{"per-account-limit", "K", "at most K redemptions per account", NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+static struct opt o_campaign_close[] = {
+	{"name", "N", "the campaign (or give it as the argument)", NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+static struct opt o_codes_generate[] = {
+	{"campaign", "N", "the campaign the codes belong to", NULL},
+	{"count", "C", "how many codes (up to 10,000,000)", NULL},
+	{"max-uses", "M", "uses per code (1 for a pool)", NULL},
+	{"expires", "T", "the codes expire at T (RFC 3339)", NULL},
+	{"length", "L", "characters after the prefix, check included "
+			"(6-32, default 8)", NULL},
+	{"prefix", "P", "text before the random part", NULL},
+	{"no-check", NULL, "leave out the check character", NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+static struct opt o_codes_import[] = {
+	{"campaign", "N", "the campaign the codes join", NULL},
+	{"max-uses", "M", "uses per code when the row has none (default 1)",
+	    NULL},
+	{"expires", "T", "expiry when the row has none (RFC 3339)", NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+static struct opt o_codes_export[] = {
+	{"campaign", "N", "only this campaign (default: all)", NULL},
+	{"select", "S", "used, unused or all (default all)", NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+static struct opt o_redeem[] = {
+	{"client-ip", "A", "the end user's address, for the abuse gate",
+	    NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+static struct opt o_reverse[] = {
+	{"reason", "R", "why (kept on the redemption)", NULL},
+	{"policy", "P", "return_seat (the code gets the use back) or "
+			"keep_seat (a chargeback: it does not)", NULL},
+	TENANT_OPT,
+	{NULL, NULL, NULL, NULL},
+};
+
+static struct verb verbs[] = {
+	{{"migrate", "", "Applies the migrations the database lacks (safe to "
+			 "run again).", o_none, 0, 0}, v_migrate, 0},
+	{{"tenant create", "NAME", "Creates a tenant.", o_none, 1, 1},
+	    v_tenant_create, 0},
+	{{"campaign create", "", "Creates a campaign.", o_campaign_create, 0,
+	     0}, v_campaign_create, 1},
+	{{"campaign close", "[NAME]", "Closes a campaign: its codes answer "
+				      "\"revoked\" from now on.",
+	     o_campaign_close, 0, 1}, v_campaign_close, 1},
+	{{"campaign list", "", "Lists the tenant's campaigns.", o_tenant_only,
+	     0, 0}, v_campaign_list, 1},
+	{{"codes generate", "", "Generates random codes and prints them, one "
+				"per line (a progress bar goes to a "
+				"terminal's standard error).",
+	     o_codes_generate, 0, 0}, v_codes_generate, 1},
+	{{"codes import", "FILE.csv", "Imports codes from CSV lines "
+				      "code[,max_uses[,expires_at]] (a "
+				      "header line \"code,...\" is skipped); "
+				      "every line is checked first, existing "
+				      "codes are skipped.",
+	     o_codes_import, 1, 1}, v_codes_import, 1},
+	{{"codes export", "", "Writes codes as CSV, streamed.", o_codes_export,
+	     0, 0}, v_codes_export, 1},
+	{{"codes show", "CODE", "Shows one code.", o_tenant_only, 1, 1},
+	    v_codes_show, 1},
+	{{"redeem", "CODE ACCOUNT", "Redeems CODE for ACCOUNT and prints the "
+				    "API's JSON answer; exits 0 when ok is "
+				    "true, 1 when it is false.",
+	     o_redeem, 2, 2}, v_redeem, 1},
+	{{"pool claim", "CAMPAIGN ACCOUNT", "Hands ACCOUNT a code from a pool "
+					    "campaign (the same one again on "
+					    "a repeat).",
+	     o_redeem, 2, 2}, v_pool_claim, 1},
+	{{"reverse", "ID", "Reverses redemption ID (idempotent).", o_reverse,
+	     1, 1}, v_reverse, 1},
+	{{"revoke", "CODE", "Revokes a code (idempotent).", o_tenant_only, 1,
+	     1}, v_revoke, 1},
+	{{"verify", "", "Checks guarantees G1-G4, G7 and G8 on the live "
+			"database; exits 1 naming each violation.",
+	     o_none, 0, 0}, v_verify, 0},
+};
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: redeemctl VERB [options]\n\n"
+		   "The operator's tool for Redeem. Verbs:\n");
+	for (i = 0; i < NELEM(verbs); i++)
+		fprintf(f, "  %-18s %s\n", verbs[i].cmd.verb,
+		    verbs[i].cmd.usage);
+	fprintf(f, "\n`redeemctl VERB --help` explains each. Every verb reads "
+		   "REDEEM_DB (default sqlite:var/redeem.db;\n"
+		   "mysql://user:password@host:port/db?socket=/path for "
+		   "MySQL/MariaDB) and takes --tenant T.\n"
+		   "Exit status: 0 done, 1 the operation failed, 2 bad usage, "
+		   "3 database unreachable.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *pos[MAXPOS];
+	struct verb *v = NULL;
+	const char *tenant;
+	size_t i, vlen;
+	int npos, rc, skip = 0;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	for (i = 0; i < NELEM(verbs) && v == NULL; i++) {
+		const char *sp = strchr(verbs[i].cmd.verb, ' ');
+
+		vlen = sp ? (size_t)(sp - verbs[i].cmd.verb)
+			  : strlen(verbs[i].cmd.verb);
+		if (strlen(argv[1]) != vlen ||
+		    strncmp(argv[1], verbs[i].cmd.verb, vlen) != 0)
+			continue;
+		if (sp == NULL) {
+			v = &verbs[i];
+			skip = 2;
+		} else if (argc > 2 && strcmp(argv[2], sp + 1) == 0) {
+			v = &verbs[i];
+			skip = 3;
+		}
+	}
+	if (v == NULL) {
+		fprintf(stderr, "redeemctl: unknown verb \"%s%s%s\"\n\n",
+		    argv[1], argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	rc = opts_parse(&v->cmd, argc - skip, argv + skip, pos, &npos);
+	if (rc != 0)
+		return rc == 1 ? 0 : EXIT_USAGE;
+	if (v->needs_svc) {
+		enum error_word e;
+
+		tenant = opts_get(&v->cmd, "tenant");
+		if (tenant == NULL)
+			tenant = "default";
+		e = svc_open(&the_svc, open_db(), tenant);
+		if (e != ERROR_NONE) {
+			rc = fail(v->cmd.verb, e,
+			    e == ERROR_NOT_FOUND
+				? "no such tenant (is the database migrated? "
+				  "run redeemctl migrate)"
+				: db_errmsg(the_db));
+			db_close(the_db);
+			return rc;
+		}
+	}
+	rc = v->run(&v->cmd, pos, npos);
+	db_close(the_db);
+	return rc;
+}

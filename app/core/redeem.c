@@ -1,0 +1,690 @@
+/*
+ * The redemption algorithm of the spec, one request at a time:
+ *
+ *   1 abuse gate       2 parse, look up    3 idempotency pre-check
+ *   4 eligibility      5 atomic claim      6 insert under UNIQUE
+ *   7 outbox event (same transaction)
+ *
+ * Lock order inside a claim, kept everywhere: campaign row, code row,
+ * campaign_accounts row, the tenant's sequence counter, then inserts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../lib/common.h"
+#include "../lib/log.h"
+#include "../lib/str.h"
+#include "abuse.h"
+#include "events.h"
+#include "redeem.h"
+
+/* Columns of STMT_REDEEM_LOOKUP. */
+enum {
+	LK_CODE_ID, LK_DISPLAY, LK_STATE, LK_USES, LK_MAX_USES, LK_EXPIRES,
+	LK_CAMPAIGN, /* CAMPAIGN_COLUMNS: 11 columns from here */
+	LK_R_ID = LK_CAMPAIGN + 11, /* REDEMPTION_COLUMNS: 10 from here */
+	LK_ACCOUNT_N = LK_R_ID + 10,
+	LK_NOW,
+	LK__MAX
+};
+
+struct lookup {
+	int64_t code_id;
+	char display[CODE_DISPLAY_MAX];
+	char state[16];
+	int64_t uses, max_uses, expires_at;
+	struct campaign k;
+	int have_redemption;
+	struct redemption r;
+	int64_t account_n;
+	int64_t now;
+};
+
+enum claim_outcome {
+	CLAIM_OK,
+	CLAIM_NO_SEAT,	 /* the code's conditional UPDATE matched nothing */
+	CLAIM_NO_BUDGET, /* the campaign's budget UPDATE matched nothing */
+	CLAIM_LIMIT,	 /* the account's per-campaign count is full */
+	CLAIM_DUPLICATE, /* UNIQUE(code_id, account): a twin won */
+};
+
+struct claim {
+	struct svc *s;
+	int pool;		/* pick a code inside the transaction */
+	int64_t code_id;	/* in, or out for a pool */
+	const struct campaign *k;
+	const char *account;
+	int64_t limit;		/* 0: none */
+	enum claim_outcome out;
+	struct redemption *r;	/* filled on CLAIM_OK */
+};
+
+static const char *const policy_names[REVERSAL__MAX] = {
+	[REVERSAL_NONE] = "",
+	[REVERSAL_RETURN_SEAT] = "return_seat",
+	[REVERSAL_KEEP_SEAT] = "keep_seat",
+};
+
+const char *
+reversal_policy_name(enum reversal_policy p)
+{
+	return (unsigned)p < REVERSAL__MAX ? policy_names[p] : "";
+}
+
+int
+reversal_policy_parse(const char *s, enum reversal_policy *out)
+{
+	int i;
+
+	for (i = REVERSAL_RETURN_SEAT; i < REVERSAL__MAX; i++)
+		if (strcmp(s, policy_names[i]) == 0) {
+			*out = (enum reversal_policy)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* Reads REDEMPTION_COLUMNS starting at col. */
+static void
+redemption_from_row(struct db_stmt *st, int col, struct redemption *r)
+{
+	const char *t;
+
+	memset(r, 0, sizeof(*r));
+	r->id = db_col_i64(st, col);
+	r->seq = db_col_i64(st, col + 1);
+	r->code_id = db_col_i64(st, col + 2);
+	if ((t = db_col_text(st, col + 3)) != NULL)
+		str_copy(r->code, t, sizeof(r->code));
+	if ((t = db_col_text(st, col + 4)) != NULL)
+		str_copy(r->account, t, sizeof(r->account));
+	if ((t = db_col_text(st, col + 5)) != NULL)
+		str_copy(r->campaign, t, sizeof(r->campaign));
+	r->redeemed_at = db_col_i64(st, col + 6);
+	r->reversed_at = db_col_null(st, col + 7) ? 0 : db_col_i64(st, col + 7);
+	if ((t = db_col_text(st, col + 8)) != NULL)
+		str_copy(r->reversal_reason, t, sizeof(r->reversal_reason));
+	if ((t = db_col_text(st, col + 9)) == NULL ||
+	    reversal_policy_parse(t, &r->reversal_policy) == -1)
+		r->reversal_policy = REVERSAL_NONE;
+}
+
+/* Step 2 and the data for steps 3 and 4, in one statement. */
+static int
+lookup(struct svc *s, const char *norm, const char *account,
+    struct lookup *lk)
+{
+	struct db_stmt *st;
+	const char *t;
+	int rc;
+
+	memset(lk, 0, sizeof(*lk));
+	rc = db_query(s->db, STMT_REDEEM_LOOKUP, &st, "ttit", account,
+	    account, s->tenant_id, norm);
+	if (rc != DB_ROW)
+		return rc;
+	lk->code_id = db_col_i64(st, LK_CODE_ID);
+	if ((t = db_col_text(st, LK_DISPLAY)) != NULL)
+		str_copy(lk->display, t, sizeof(lk->display));
+	if ((t = db_col_text(st, LK_STATE)) != NULL)
+		str_copy(lk->state, t, sizeof(lk->state));
+	lk->uses = db_col_i64(st, LK_USES);
+	lk->max_uses = db_col_i64(st, LK_MAX_USES);
+	lk->expires_at =
+	    db_col_null(st, LK_EXPIRES) ? 0 : db_col_i64(st, LK_EXPIRES);
+	campaign_from_row(st, LK_CAMPAIGN, &lk->k);
+	if (!db_col_null(st, LK_R_ID)) {
+		lk->have_redemption = 1;
+		redemption_from_row(st, LK_R_ID, &lk->r);
+	}
+	lk->account_n =
+	    db_col_null(st, LK_ACCOUNT_N) ? 0 : db_col_i64(st, LK_ACCOUNT_N);
+	lk->now = db_col_i64(st, LK_NOW);
+	db_reset(st);
+	return DB_ROW;
+}
+
+/* Step 4 for the campaign: advisory; the claim re-checks in its WHERE. */
+static enum error_word
+campaign_eligible(const struct campaign *k, int64_t now)
+{
+	if (k->closed)
+		return ERROR_REVOKED;
+	if (k->ends_at > 0 && k->ends_at <= now)
+		return ERROR_EXPIRED;
+	if (k->starts_at > 0 && k->starts_at > now)
+		return ERROR_INELIGIBLE;
+	return ERROR_NONE;
+}
+
+/* Step 4, all of it. */
+static enum error_word
+eligible(const struct lookup *lk, int64_t limit)
+{
+	enum error_word e;
+
+	if (strcmp(lk->state, "revoked") == 0)
+		return ERROR_REVOKED;
+	if ((e = campaign_eligible(&lk->k, lk->now)) == ERROR_REVOKED)
+		return e;
+	if (strcmp(lk->state, "expired") == 0 ||
+	    (lk->expires_at > 0 && lk->expires_at <= lk->now))
+		return ERROR_EXPIRED;
+	if (e != ERROR_NONE)
+		return e;
+	if (limit > 0 && lk->account_n >= limit)
+		return ERROR_INELIGIBLE;
+	if (lk->uses >= lk->max_uses || strcmp(lk->state, "active") != 0)
+		return ERROR_EXHAUSTED;
+	if (lk->k.budget > 0 && lk->k.redeemed >= lk->k.budget)
+		return ERROR_EXHAUSTED;
+	return ERROR_NONE;
+}
+
+static int
+fetch_redemption(struct svc *s, enum stmt_id id, int64_t a, const char *b,
+    struct redemption *r)
+{
+	struct db_stmt *st;
+	int rc;
+
+	rc = db_query(s->db, id, &st, "it", a, b);
+	if (rc != DB_ROW)
+		return rc;
+	redemption_from_row(st, 0, r);
+	db_reset(st);
+	return DB_ROW;
+}
+
+static int
+payload_json(const struct redemption *r, char **out)
+{
+	json_t *o = json_pack("{s:o}", "redemption", redemption_json(r));
+
+	*out = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return *out ? DB_OK : DB_EFAIL;
+}
+
+/* Pool only: the first free code of the campaign, skipping rows other
+ * claimers hold (MySQL: FOR UPDATE SKIP LOCKED). */
+static int
+pool_pick(struct claim *c, struct redemption *r)
+{
+	struct db_stmt *st;
+	const char *t;
+	int rc;
+
+	rc = db_query(c->s->db, STMT_POOL_PICK, &st, "i", c->k->id);
+	if (rc != DB_ROW)
+		return rc;
+	c->code_id = db_col_i64(st, 0);
+	if ((t = db_col_text(st, 1)) != NULL)
+		str_copy(r->code, t, sizeof(r->code));
+	db_reset(st);
+	return DB_ROW;
+}
+
+/* Steps 5, 6 and 7: one transaction. */
+static int
+claim_tx(struct db *db, void *arg)
+{
+	struct claim *c = arg;
+	struct redemption *r = c->r;
+	struct db_stmt *st;
+	int64_t n;
+	char *payload;
+	int rc, tries;
+
+	c->out = CLAIM_OK;
+	if (c->k->budget > 0) {
+		rc = db_exec(db, STMT_CAMPAIGN_TAKE_BUDGET, &n, "i", c->k->id);
+		if (rc != DB_OK)
+			return rc;
+		if (n == 0) {
+			c->out = CLAIM_NO_BUDGET;
+			return DB_ROLLBACK;
+		}
+	}
+	for (tries = 0;; tries++) {
+		if (c->pool) {
+			rc = pool_pick(c, r);
+			if (rc == DB_OK) {
+				c->out = CLAIM_NO_SEAT;
+				return DB_ROLLBACK;
+			}
+			if (rc != DB_ROW)
+				return rc;
+		}
+		rc = db_exec(db, STMT_CODE_CLAIM, &n, "i", c->code_id);
+		if (rc != DB_OK)
+			return rc;
+		if (n == 1)
+			break;
+		if (!c->pool || tries >= 3) {
+			c->out = CLAIM_NO_SEAT;
+			return DB_ROLLBACK;
+		}
+	}
+	if (c->limit > 0) {
+		rc = db_exec(db, STMT_ACCOUNT_TAKE, &n, "iti", c->k->id,
+		    c->account, c->limit);
+		if (rc != DB_OK)
+			return rc;
+		if (n == 0) {
+			c->out = CLAIM_LIMIT;
+			return DB_ROLLBACK;
+		}
+	}
+	if ((rc = db_exec(db, STMT_SEQ_BUMP, NULL, "i", c->s->tenant_id)) !=
+	    DB_OK)
+		return rc;
+	rc = db_query(db, STMT_SEQ_READ, &st, "i", c->s->tenant_id);
+	if (rc != DB_ROW)
+		return rc == DB_OK ? DB_EFAIL : rc;
+	r->seq = db_col_i64(st, 0);
+	r->redeemed_at = db_col_i64(st, 1);
+	db_reset(st);
+	st = db_prepare(db, STMT_REDEMPTION_INSERT);
+	if (st == NULL)
+		return DB_EFAIL;
+	db_bind_i64(st, 1, c->s->tenant_id);
+	db_bind_i64(st, 2, c->code_id);
+	db_bind_i64(st, 3, c->k->id);
+	db_bind_text(st, 4, c->account);
+	db_bind_i64(st, 5, r->seq);
+	db_bind_i64(st, 6, r->redeemed_at);
+	rc = db_step(st);
+	r->id = db_last_id(st);
+	db_reset(st);
+	if (rc == DB_EUNIQUE) {
+		c->out = CLAIM_DUPLICATE;
+		return DB_ROLLBACK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	r->code_id = c->code_id;
+	str_copy(r->account, c->account, sizeof(r->account));
+	str_copy(r->campaign, c->k->name, sizeof(r->campaign));
+	if ((rc = payload_json(r, &payload)) != DB_OK)
+		return rc;
+	rc = events_insert(c->s, "code.redeemed", r->id, payload);
+	free(payload);
+	return rc;
+}
+
+struct account_row {
+	int64_t campaign_id;
+	const char *account;
+};
+
+static int
+account_row_tx(struct db *db, void *arg)
+{
+	struct account_row *a = arg;
+
+	return db_exec(db, STMT_ACCOUNT_ENSURE, NULL, "it", a->campaign_id,
+	    a->account);
+}
+
+/*
+ * The per-account counter row exists before the claim, committed on its
+ * own: creating it inside the claim would make two same-account claims
+ * share a lock and then both want to upgrade it (a deadlock on InnoDB).
+ */
+static int
+ensure_account_row(struct svc *s, int64_t campaign_id, const char *account)
+{
+	struct account_row a = {campaign_id, account};
+
+	return db_transact(s->db, DB_TX_WRITE, account_row_tx, &a);
+}
+
+static int
+fail(struct svc *s, struct redeem_result *res, enum error_word e,
+    const char *client, const char *account)
+{
+	res->error = e;
+	if (error_counts_as_failure(e))
+		abuse_record(s, client, account);
+	return e == ERROR_UNAVAILABLE ? -1 : 0;
+}
+
+static int
+unavailable(struct redeem_result *res)
+{
+	res->error = ERROR_UNAVAILABLE;
+	return -1;
+}
+
+/* Canonical account and the abuse gate: step 1, shared by all entries. */
+static int
+gate(struct svc *s, const char *account_in, char *account,
+    const char *client, struct redeem_result *res)
+{
+	enum error_word e;
+
+	memset(res, 0, sizeof(*res));
+	if (account_in == NULL || account_canonical(account_in, account) == -1 ||
+	    (client != NULL && (strlen(client) > 254 ||
+				   !str_utf8_ok(client, strlen(client))))) {
+		res->error = ERROR_BAD_REQUEST;
+		return 0;
+	}
+	e = abuse_check(s, client, account, &res->retry_after);
+	if (e != ERROR_NONE) {
+		res->error = e;
+		return e == ERROR_UNAVAILABLE ? -1 : 0;
+	}
+	return 1;
+}
+
+int
+redeem_code(struct svc *s, const char *code, const char *account_in,
+    const char *client, struct redeem_result *res)
+{
+	char account[ACCOUNT_MAX + 1], norm[CODE_MAX + 1];
+	struct lookup lk;
+	struct claim c;
+	enum error_word e;
+	int rc;
+
+	if ((rc = gate(s, account_in, account, client, res)) != 1)
+		return rc;
+	/* Step 2: parse; the check character fails a typo before the
+	 * lookup unless the tenant holds codes that have none. */
+	switch (code == NULL ? CODETEXT_EMPTY : codetext_normalize(code, norm)) {
+	case CODETEXT_OK:
+		break;
+	case CODETEXT_BAD_CHAR:
+		return fail(s, res, ERROR_INVALID, client, account);
+	default:
+		res->error = ERROR_BAD_REQUEST;
+		return 0;
+	}
+	if (s->unchecked_codes == 0 && codetext_in_alphabet(norm) &&
+	    !codetext_check_ok(norm))
+		return fail(s, res, ERROR_INVALID, client, account);
+	rc = lookup(s, norm, account, &lk);
+	if (rc == DB_OK)
+		return fail(s, res, ERROR_INVALID, client, account);
+	if (rc != DB_ROW)
+		return unavailable(res);
+	/* Step 3: a retry returns the first redemption, whatever happened
+	 * to the code since. */
+	if (lk.have_redemption) {
+		res->already = 1;
+		res->r = lk.r;
+		return 0;
+	}
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.code_id = lk.code_id;
+	c.k = &lk.k;
+	c.account = account;
+	c.limit = lk.k.per_account_limit;
+	c.r = &res->r;
+	/* Step 4. */
+	if ((e = eligible(&lk, c.limit)) != ERROR_NONE)
+		return fail(s, res, e, client, account);
+	if (c.limit > 0 && ensure_account_row(s, lk.k.id, account) < 0)
+		return unavailable(res);
+	/* Steps 5 to 7. */
+	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, &c);
+	if (rc < 0)
+		return unavailable(res);
+	if (c.out == CLAIM_OK) {
+		str_copy(res->r.code, lk.display, sizeof(res->r.code));
+		return 0;
+	}
+	/* Lost: a same-account twin may have committed first. */
+	if (c.out == CLAIM_DUPLICATE)
+		res->compensated = 1;
+	rc = fetch_redemption(s, STMT_REDEMPTION_BY_CODE_ACCOUNT, lk.code_id,
+	    account, &res->r);
+	if (rc == DB_ROW) {
+		res->already = 1;
+		res->rechecked = c.out != CLAIM_DUPLICATE;
+		return 0;
+	}
+	if (rc != DB_OK)
+		return unavailable(res);
+	memset(&res->r, 0, sizeof(res->r));
+	/* Re-read to give the word that explains the loss. */
+	rc = lookup(s, norm, account, &lk);
+	if (rc != DB_ROW)
+		return rc == DB_OK ? fail(s, res, ERROR_INVALID, client, account)
+				   : unavailable(res);
+	e = eligible(&lk, c.limit);
+	if (e == ERROR_NONE)
+		e = c.out == CLAIM_LIMIT ? ERROR_INELIGIBLE : ERROR_EXHAUSTED;
+	return fail(s, res, e, client, account);
+}
+
+int
+redeem_pool_claim(struct svc *s, const char *campaign,
+    const char *account_in, const char *client, struct redeem_result *res)
+{
+	char account[ACCOUNT_MAX + 1];
+	struct campaign k;
+	struct claim c;
+	enum error_word e;
+	int64_t now;
+	struct db_stmt *st;
+	int rc;
+
+	if ((rc = gate(s, account_in, account, client, res)) != 1)
+		return rc;
+	e = campaign ? campaign_get(s, campaign, &k) : ERROR_NOT_FOUND;
+	if (e == ERROR_NONE && k.kind != CAMPAIGN_POOL)
+		e = ERROR_NOT_FOUND;
+	if (e != ERROR_NONE)
+		return fail(s, res, e, client, account);
+	/* Step 3: the account's code from this pool, if it has one. */
+	rc = fetch_redemption(s, STMT_REDEMPTION_BY_CAMPAIGN_ACCOUNT, k.id,
+	    account, &res->r);
+	if (rc == DB_ROW) {
+		res->already = 1;
+		return 0;
+	}
+	if (rc != DB_OK)
+		return unavailable(res);
+	rc = db_query(s->db, STMT_NOW, &st, "");
+	if (rc != DB_ROW)
+		return unavailable(res);
+	now = db_col_i64(st, 0);
+	db_reset(st);
+	if ((e = campaign_eligible(&k, now)) != ERROR_NONE)
+		return fail(s, res, e, client, account);
+	if (k.budget > 0 && k.redeemed >= k.budget)
+		return fail(s, res, ERROR_EXHAUSTED, client, account);
+	if (ensure_account_row(s, k.id, account) < 0)
+		return unavailable(res);
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.pool = 1;
+	c.k = &k;
+	c.account = account;
+	c.limit = 1; /* one code per account per pool */
+	c.r = &res->r;
+	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, &c);
+	if (rc < 0)
+		return unavailable(res);
+	if (c.out == CLAIM_OK)
+		return 0;
+	if (c.out == CLAIM_DUPLICATE)
+		res->compensated = 1;
+	rc = fetch_redemption(s, STMT_REDEMPTION_BY_CAMPAIGN_ACCOUNT, k.id,
+	    account, &res->r);
+	if (rc == DB_ROW) {
+		res->already = 1;
+		res->rechecked = c.out != CLAIM_DUPLICATE;
+		return 0;
+	}
+	if (rc != DB_OK)
+		return unavailable(res);
+	memset(&res->r, 0, sizeof(res->r));
+	if (campaign_get(s, k.name, &k) == ERROR_NONE &&
+	    (e = campaign_eligible(&k, now)) != ERROR_NONE)
+		return fail(s, res, e, client, account);
+	return fail(s, res, ERROR_EXHAUSTED, client, account);
+}
+
+int
+redeem_get(struct svc *s, int64_t id, struct redeem_result *res)
+{
+	struct db_stmt *st;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = db_query(s->db, STMT_REDEMPTION_BY_ID, &st, "ii", id,
+	    s->tenant_id);
+	if (rc == DB_OK) {
+		res->error = ERROR_NOT_FOUND;
+		return 0;
+	}
+	if (rc != DB_ROW)
+		return unavailable(res);
+	redemption_from_row(st, 0, &res->r);
+	db_reset(st);
+	return 0;
+}
+
+struct reverse {
+	struct svc *s;
+	int64_t id;
+	const char *reason;
+	enum reversal_policy policy;
+	struct redeem_result *res;
+};
+
+static int
+reverse_tx(struct db *db, void *arg)
+{
+	struct reverse *v = arg;
+	struct redemption *r = &v->res->r;
+	struct db_stmt *st;
+	int64_t n, campaign_id, budget, limit;
+	char *payload;
+	int rc;
+
+	v->res->error = ERROR_NONE;
+	v->res->already = 0;
+	rc = db_query(db, STMT_REVERSE_READ, &st, "ii", v->id,
+	    v->s->tenant_id);
+	if (rc == DB_OK) {
+		v->res->error = ERROR_NOT_FOUND;
+		return DB_ROLLBACK;
+	}
+	if (rc != DB_ROW)
+		return rc;
+	redemption_from_row(st, 0, r);
+	campaign_id = db_col_i64(st, 10);
+	budget = db_col_null(st, 11) ? 0 : db_col_i64(st, 11);
+	limit = db_col_null(st, 12) ? 0 : db_col_i64(st, 12);
+	if (strcmp(db_col_text(st, 13), "pool") == 0)
+		limit = 1;
+	db_reset(st);
+	if (r->reversed_at != 0) {
+		v->res->already = 1;
+		return DB_ROLLBACK;
+	}
+	rc = db_exec(db, STMT_REDEMPTION_REVERSE, &n, "ttii", v->reason,
+	    reversal_policy_name(v->policy), v->id, v->s->tenant_id);
+	if (rc != DB_OK)
+		return rc;
+	if (n == 0) { /* a concurrent reversal won */
+		v->res->already = 1;
+		return DB_ROLLBACK;
+	}
+	if (v->policy == REVERSAL_RETURN_SEAT) {
+		if (budget > 0 &&
+		    (rc = db_exec(db, STMT_CAMPAIGN_RETURN_BUDGET, NULL, "i",
+			 campaign_id)) != DB_OK)
+			return rc;
+		if ((rc = db_exec(db, STMT_CODE_RETURN_SEAT, NULL, "i",
+			 r->code_id)) != DB_OK)
+			return rc;
+		if (limit > 0 &&
+		    (rc = db_exec(db, STMT_ACCOUNT_RETURN, NULL, "it",
+			 campaign_id, r->account)) != DB_OK)
+			return rc;
+	}
+	rc = db_query(db, STMT_REDEMPTION_BY_ID, &st, "ii", v->id,
+	    v->s->tenant_id);
+	if (rc != DB_ROW)
+		return rc == DB_OK ? DB_EFAIL : rc;
+	redemption_from_row(st, 0, r);
+	db_reset(st);
+	if ((rc = payload_json(r, &payload)) != DB_OK)
+		return rc;
+	rc = events_insert(v->s, "redemption.reversed", r->id, payload);
+	free(payload);
+	return rc;
+}
+
+int
+redeem_reverse(struct svc *s, int64_t id, const char *reason,
+    enum reversal_policy policy, struct redeem_result *res)
+{
+	struct reverse v = {s, id, reason, policy, res};
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (reason == NULL || *reason == '\0' || strlen(reason) > 500 ||
+	    !str_utf8_ok(reason, strlen(reason)) ||
+	    (policy != REVERSAL_RETURN_SEAT && policy != REVERSAL_KEEP_SEAT)) {
+		res->error = ERROR_BAD_REQUEST;
+		return 0;
+	}
+	rc = db_transact(s->db, DB_TX_WRITE, reverse_tx, &v);
+	if (rc < 0)
+		return unavailable(res);
+	if (res->already) { /* reversed before: answer the first reversal */
+		if (redeem_get(s, id, res) == -1)
+			return -1;
+		res->already = res->error == ERROR_NONE;
+	}
+	return 0;
+}
+
+json_t *
+redemption_json(const struct redemption *r)
+{
+	char at[32];
+	json_t *o;
+
+	str_rfc3339(r->redeemed_at, at);
+	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I}", "id", (json_int_t)r->id,
+	    "code", r->code, "account", r->account, "campaign", r->campaign,
+	    "redeemed_at", at, "seq", (json_int_t)r->seq);
+	if (o != NULL && r->reversed_at != 0) {
+		str_rfc3339(r->reversed_at, at);
+		json_object_set_new(o, "reversed_at", json_string(at));
+		json_object_set_new(o, "reversal_reason",
+		    json_string(r->reversal_reason));
+		json_object_set_new(o, "reversal_policy",
+		    json_string(reversal_policy_name(r->reversal_policy)));
+	}
+	return o;
+}
+
+json_t *
+redeem_result_json(const struct redeem_result *res, const char *pool_code)
+{
+	json_t *o;
+
+	if (res->error != ERROR_NONE)
+		return json_pack("{s:b,s:s,s:s}", "ok", 0, "error",
+		    error_name(res->error), "detail",
+		    error_sentence(res->error));
+	o = json_pack("{s:b,s:b}", "ok", 1, "already", res->already);
+	if (o == NULL)
+		return NULL;
+	if (pool_code != NULL)
+		json_object_set_new(o, "code", json_string(pool_code));
+	json_object_set_new(o, "redemption", redemption_json(&res->r));
+	return o;
+}

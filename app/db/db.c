@@ -1,0 +1,486 @@
+/* The driver-neutral half of the database layer: DSNs, statement cache,
+ * binding shorthands and the retrying transaction runner. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "../lib/common.h"
+#include "../lib/log.h"
+#include "../lib/str.h"
+#include "db_driver.h"
+
+static int
+pct_decode(const char *s, size_t n, char *out, size_t outsz)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+
+		if (c == '%' && i + 2 < n &&
+		    isxdigit((unsigned char)s[i + 1]) &&
+		    isxdigit((unsigned char)s[i + 2])) {
+			char hx[3] = {s[i + 1], s[i + 2], 0};
+
+			c = (int)strtol(hx, NULL, 16);
+			i += 2;
+		}
+		if (o + 1 >= outsz || c == 0)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int
+dsn_parse(const char *s, struct dsn *d, char *err, size_t errlen)
+{
+	const char *p, *at, *slash, *q, *hostend, *colon;
+
+	memset(d, 0, sizeof(*d));
+	if (strncmp(s, "sqlite:", 7) == 0) {
+		str_copy(d->engine, "sqlite", sizeof(d->engine));
+		p = s + 7;
+		if (strncmp(p, "//", 2) == 0)
+			p += 2;
+		if (*p == '\0' || str_copy(d->path, p, sizeof(d->path)) == -1) {
+			snprintf(err, errlen, "sqlite DSN needs a file path");
+			return -1;
+		}
+		return 0;
+	}
+	if (strncmp(s, "mysql://", 8) != 0 &&
+	    strncmp(s, "mariadb://", 10) != 0) {
+		snprintf(err, errlen,
+		    "unknown database URL (want sqlite:PATH or mysql://...)");
+		return -1;
+	}
+	str_copy(d->engine, "mysql", sizeof(d->engine));
+	p = strstr(s, "://") + 3;
+	slash = strchr(p, '/');
+	if (slash == NULL) {
+		snprintf(err, errlen, "mysql DSN needs /database");
+		return -1;
+	}
+	at = memchr(p, '@', (size_t)(slash - p));
+	if (at != NULL) {
+		colon = memchr(p, ':', (size_t)(at - p));
+		if (pct_decode(p, (size_t)((colon ? colon : at) - p), d->user,
+			sizeof(d->user)) == -1 ||
+		    (colon != NULL &&
+			pct_decode(colon + 1, (size_t)(at - colon - 1),
+			    d->password, sizeof(d->password)) == -1)) {
+			snprintf(err, errlen, "bad user or password in DSN");
+			return -1;
+		}
+		p = at + 1;
+	}
+	hostend = slash;
+	colon = memchr(p, ':', (size_t)(hostend - p));
+	if (colon != NULL) {
+		int64_t port;
+		char pb[16];
+
+		if ((size_t)(hostend - colon - 1) >= sizeof(pb)) {
+			snprintf(err, errlen, "bad port in DSN");
+			return -1;
+		}
+		memcpy(pb, colon + 1, (size_t)(hostend - colon - 1));
+		pb[hostend - colon - 1] = '\0';
+		if (str_to_i64(pb, 1, 65535, &port) == -1) {
+			snprintf(err, errlen, "bad port in DSN");
+			return -1;
+		}
+		d->port = (unsigned)port;
+		hostend = colon;
+	}
+	if (pct_decode(p, (size_t)(hostend - p), d->host, sizeof(d->host)) ==
+	    -1) {
+		snprintf(err, errlen, "bad host in DSN");
+		return -1;
+	}
+	p = slash + 1;
+	q = strchr(p, '?');
+	if (pct_decode(p, q ? (size_t)(q - p) : strlen(p), d->database,
+		sizeof(d->database)) == -1 ||
+	    d->database[0] == '\0') {
+		snprintf(err, errlen, "mysql DSN needs a database name");
+		return -1;
+	}
+	if (q != NULL) {
+		if (strncmp(q, "?socket=", 8) != 0 ||
+		    pct_decode(q + 8, strlen(q + 8), d->socket,
+			sizeof(d->socket)) == -1) {
+			snprintf(err, errlen,
+			    "the only DSN option is ?socket=/path");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+db_note(struct db *db, int status)
+{
+	if (status == DB_ELOST)
+		db->lost = 1;
+	return status;
+}
+
+struct db *
+db_open(const char *dsn, char *err, size_t errlen)
+{
+	struct db *db;
+
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "libsodium failed to start");
+		return NULL;
+	}
+	if ((db = calloc(1, sizeof(*db))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (dsn_parse(dsn, &db->dsn, err, errlen) == -1) {
+		free(db);
+		return NULL;
+	}
+	db->drv = strcmp(db->dsn.engine, "sqlite") == 0 ? &db_driver_sqlite
+							 : &db_driver_mysql;
+	if (db->drv->open(db, &db->dsn) != DB_OK) {
+		snprintf(err, errlen, "%s", db->errmsg);
+		db->drv->close(db);
+		free(db);
+		return NULL;
+	}
+	return db;
+}
+
+static void
+db_finalize_all(struct db *db)
+{
+	size_t i;
+
+	for (i = 0; i < STMT__MAX; i++) {
+		if (db->stmts[i] == NULL)
+			continue;
+		db->drv->finalize(db->stmts[i]);
+		free(db->stmts[i]);
+		db->stmts[i] = NULL;
+	}
+}
+
+void
+db_close(struct db *db)
+{
+	if (db == NULL)
+		return;
+	db_finalize_all(db);
+	db->drv->close(db);
+	explicit_bzero(db->dsn.password, sizeof(db->dsn.password));
+	free(db);
+}
+
+const char *
+db_engine(const struct db *db)
+{
+	return db->drv->name;
+}
+
+const char *
+db_errmsg(const struct db *db)
+{
+	return db->errmsg;
+}
+
+/* A lost connection is replaced once, here, before a new transaction. */
+static int
+db_reconnect(struct db *db)
+{
+	db_finalize_all(db);
+	db->drv->close(db);
+	db->conn = NULL;
+	db->drvdata = NULL;
+	db->lost = 0;
+	db->in_tx = 0;
+	if (db->drv->open(db, &db->dsn) != DB_OK) {
+		log_err("database reconnect failed: %s", db->errmsg);
+		db->lost = 1;
+		return DB_ELOST;
+	}
+	log_warn("database connection re-established");
+	return DB_OK;
+}
+
+int
+db_begin(struct db *db, enum db_tx kind)
+{
+	int rc;
+
+	if (db->lost && (rc = db_reconnect(db)) != DB_OK)
+		return rc;
+	rc = db_note(db, db->drv->begin(db, kind));
+	if (rc == DB_OK)
+		db->in_tx = 1;
+	return rc;
+}
+
+int
+db_commit(struct db *db)
+{
+	int rc = db_note(db, db->drv->commit(db));
+
+	if (rc != DB_OK && !db->lost)
+		db->drv->rollback(db);
+	db->in_tx = 0;
+	return rc;
+}
+
+int
+db_rollback(struct db *db)
+{
+	int rc = DB_OK;
+
+	if (db->in_tx && !db->lost)
+		rc = db_note(db, db->drv->rollback(db));
+	db->in_tx = 0;
+	return rc;
+}
+
+void
+db_backoff(int attempt)
+{
+	struct timespec ts;
+	uint32_t base, us;
+
+	if (attempt > 8)
+		attempt = 8;
+	base = 200u << attempt; /* 200 us .. 51 ms */
+	us = base / 2 + randombytes_uniform(base);
+	ts.tv_sec = us / 1000000;
+	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	nanosleep(&ts, NULL);
+}
+
+int
+db_transact(struct db *db, enum db_tx kind, db_tx_fn fn, void *arg)
+{
+	int attempt, rc, reconnected = 0;
+
+	for (attempt = 0;; attempt++) {
+		rc = db_begin(db, kind);
+		if (rc == DB_OK) {
+			rc = fn(db, arg);
+			if (rc == DB_OK)
+				rc = db_commit(db);
+			else
+				db_rollback(db);
+		}
+		if (rc == DB_EBUSY && attempt < DB_RETRIES) {
+			db->retries++;
+			db_backoff(attempt);
+			continue;
+		}
+		if (rc == DB_ELOST && !reconnected) {
+			reconnected = 1;
+			db->retries++;
+			continue;
+		}
+		if (rc < 0)
+			log_err("transaction failed (%s): %s", db->drv->name,
+			    db->errmsg);
+		return rc;
+	}
+}
+
+int64_t
+db_retries(const struct db *db)
+{
+	return db->retries;
+}
+
+struct db_stmt *
+db_prepare(struct db *db, enum stmt_id id)
+{
+	const struct stmt_def *def;
+	struct db_stmt *st;
+	const char *sql;
+
+	if ((unsigned)id >= STMT__MAX)
+		return NULL;
+	if (db->stmts[id] != NULL)
+		return db->stmts[id];
+	if (db->lost && !db->in_tx && db_reconnect(db) != DB_OK)
+		return NULL;
+	def = &stmt_catalog[id];
+	sql = strcmp(db->drv->name, "mysql") == 0 && def->mysql != NULL
+	    ? def->mysql
+	    : def->sql;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return NULL;
+	st->db = db;
+	st->id = id;
+	if (db_note(db, db->drv->prepare(db, st, sql, def->stream)) != DB_OK) {
+		log_err("prepare %s failed: %s", def->name, db->errmsg);
+		free(st);
+		return NULL;
+	}
+	db->stmts[id] = st;
+	return st;
+}
+
+void
+db_bind_i64(struct db_stmt *st, int i, int64_t v)
+{
+	if (st->db->drv->bind_i64(st, i, v) != DB_OK)
+		st->failed = 1;
+}
+
+void
+db_bind_text(struct db_stmt *st, int i, const char *s)
+{
+	int rc = s == NULL ? st->db->drv->bind_null(st, i)
+			   : st->db->drv->bind_text(st, i, s, strlen(s));
+
+	if (rc != DB_OK)
+		st->failed = 1;
+}
+
+void
+db_bind_null(struct db_stmt *st, int i)
+{
+	if (st->db->drv->bind_null(st, i) != DB_OK)
+		st->failed = 1;
+}
+
+int
+db_step(struct db_stmt *st)
+{
+	if (st->failed) {
+		snprintf(st->db->errmsg, sizeof(st->db->errmsg),
+		    "binding a parameter of %s failed",
+		    stmt_catalog[st->id].name);
+		return DB_EFAIL;
+	}
+	return db_note(st->db, st->db->drv->step(st));
+}
+
+int64_t
+db_col_i64(struct db_stmt *st, int i)
+{
+	return st->db->drv->col_i64(st, i);
+}
+
+const char *
+db_col_text(struct db_stmt *st, int i)
+{
+	return st->db->drv->col_text(st, i);
+}
+
+int
+db_col_null(struct db_stmt *st, int i)
+{
+	return st->db->drv->col_null(st, i);
+}
+
+void
+db_reset(struct db_stmt *st)
+{
+	st->failed = 0;
+	st->db->drv->reset(st);
+}
+
+int64_t
+db_changes(const struct db_stmt *st)
+{
+	return st->changes;
+}
+
+int64_t
+db_last_id(const struct db_stmt *st)
+{
+	return st->last_id;
+}
+
+static void
+db_bindv(struct db_stmt *st, const char *fmt, va_list ap)
+{
+	const int64_t *np;
+	int i;
+
+	for (i = 1; *fmt != '\0'; fmt++, i++) {
+		switch (*fmt) {
+		case 'i':
+			db_bind_i64(st, i, va_arg(ap, int64_t));
+			break;
+		case 't':
+			db_bind_text(st, i, va_arg(ap, const char *));
+			break;
+		case 'n':
+			np = va_arg(ap, const int64_t *);
+			if (np == NULL)
+				db_bind_null(st, i);
+			else
+				db_bind_i64(st, i, *np);
+			break;
+		default:
+			st->failed = 1;
+		}
+	}
+}
+
+int
+db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt,
+    ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+	int rc;
+
+	if ((st = db_prepare(db, id)) == NULL)
+		return db->lost ? DB_ELOST : DB_EFAIL;
+	va_start(ap, fmt);
+	db_bindv(st, fmt, ap);
+	va_end(ap);
+	while ((rc = db_step(st)) == DB_ROW)
+		;
+	if (changes != NULL)
+		*changes = rc == DB_OK ? st->changes : 0;
+	db_reset(st);
+	return rc;
+}
+
+int
+db_query(struct db *db, enum stmt_id id, struct db_stmt **out,
+    const char *fmt, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+	int rc;
+
+	*out = NULL;
+	if ((st = db_prepare(db, id)) == NULL)
+		return db->lost ? DB_ELOST : DB_EFAIL;
+	va_start(ap, fmt);
+	db_bindv(st, fmt, ap);
+	va_end(ap);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out = st;
+	else
+		db_reset(st);
+	return rc;
+}
+
+int
+db_exec_script(struct db *db, const char *sql)
+{
+	if (db->lost && db_reconnect(db) != DB_OK)
+		return DB_ELOST;
+	return db_note(db, db->drv->exec_script(db, sql));
+}

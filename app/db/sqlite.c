@@ -1,0 +1,359 @@
+/*
+ * SQLite driver. WAL, synchronous=FULL (a granted seat survives power
+ * loss), foreign keys on, busy_timeout set first thing after opening.
+ *
+ * Writers queue on an flock(2) of "<db>.lock" before BEGIN IMMEDIATE: the
+ * kernel wakes the next writer the moment the lock is free, where SQLite's
+ * own busy handler would sleep in steps of milliseconds. The wait is
+ * bounded by the busy timeout (an interval timer interrupts it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "../lib/common.h"
+#include "../lib/str.h"
+#include "db_driver.h"
+
+#define SQLITE_BUSY_MS 5000
+
+struct sq {
+	sqlite3 *h;
+	int lockfd;	/* -1: no writer queue */
+	int locked;
+};
+
+static int
+sq_status(struct db *db, int rc)
+{
+	sqlite3 *h = ((struct sq *)db->conn)->h;
+	int ext = sqlite3_extended_errcode(h);
+
+	snprintf(db->errmsg, sizeof(db->errmsg), "sqlite: %s",
+	    sqlite3_errmsg(h));
+	switch (rc & 0xff) {
+	case SQLITE_CONSTRAINT:
+		if (ext == SQLITE_CONSTRAINT_UNIQUE ||
+		    ext == SQLITE_CONSTRAINT_PRIMARYKEY)
+			return DB_EUNIQUE;
+		return DB_ECHECK;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return DB_EBUSY;
+	default:
+		return DB_EFAIL;
+	}
+}
+
+/* UNIX_TIMESTAMP(): the database clock, spelled as MySQL spells it, so one
+ * SQL text serves both engines. */
+static void
+sq_unix_timestamp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	(void)argv;
+	sqlite3_result_int64(ctx, (sqlite3_int64)time(NULL));
+}
+
+static void
+sq_alarm(int sig)
+{
+	(void)sig;
+}
+
+static int
+sq_mkparent(const char *path)
+{
+	char dir[1024];
+	char *slash;
+
+	if (str_copy(dir, path, sizeof(dir)) == -1)
+		return -1;
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int
+sq_open(struct db *db, const struct dsn *d)
+{
+	static const char *const pragmas =
+	    "PRAGMA journal_mode=WAL;"
+	    "PRAGMA synchronous=FULL;"
+	    "PRAGMA foreign_keys=ON;"
+	    "PRAGMA temp_store=MEMORY;";
+	char lockpath[1100];
+	struct sq *s;
+	int rc;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(db->errmsg, sizeof(db->errmsg), "out of memory");
+		return DB_EFAIL;
+	}
+	s->lockfd = -1;
+	db->conn = s;
+	if (sq_mkparent(d->path) == -1) {
+		snprintf(db->errmsg, sizeof(db->errmsg),
+		    "sqlite: cannot create the folder of %.300s: %s", d->path,
+		    strerror(errno));
+		return DB_EFAIL;
+	}
+	rc = sqlite3_open_v2(d->path, &s->h,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(db->errmsg, sizeof(db->errmsg),
+		    "sqlite: cannot open %.300s: %s", d->path,
+		    s->h ? sqlite3_errmsg(s->h) : sqlite3_errstr(rc));
+		return DB_EFAIL;
+	}
+	/* Before any statement: a busy database must wait, not fail. */
+	sqlite3_busy_timeout(s->h, SQLITE_BUSY_MS);
+	sqlite3_extended_result_codes(s->h, 1);
+	if (sqlite3_exec(s->h, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function(s->h, "UNIX_TIMESTAMP", 0, SQLITE_UTF8,
+		NULL, sq_unix_timestamp, NULL, NULL) != SQLITE_OK)
+		return sq_status(db, sqlite3_errcode(s->h));
+	snprintf(lockpath, sizeof(lockpath), "%s.lock", d->path);
+	s->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	return DB_OK;
+}
+
+static void
+sq_close(struct db *db)
+{
+	struct sq *s = db->conn;
+
+	if (s == NULL)
+		return;
+	if (s->h != NULL)
+		sqlite3_close(s->h);
+	if (s->lockfd != -1)
+		close(s->lockfd);
+	free(s);
+	db->conn = NULL;
+}
+
+/* Takes the writer queue, giving up after the busy timeout. */
+static int
+sq_lock(struct db *db, struct sq *s)
+{
+	struct sigaction sa, old;
+	struct itimerval it, none;
+	int rc;
+
+	if (s->lockfd == -1)
+		return DB_OK;
+	if (flock(s->lockfd, LOCK_EX | LOCK_NB) == 0) {
+		s->locked = 1;
+		return DB_OK;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sq_alarm; /* no SA_RESTART: flock returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	memset(&it, 0, sizeof(it));
+	memset(&none, 0, sizeof(none));
+	it.it_value.tv_sec = SQLITE_BUSY_MS / 1000;
+	it.it_value.tv_usec = (SQLITE_BUSY_MS % 1000) * 1000;
+	setitimer(ITIMER_REAL, &it, NULL);
+	rc = flock(s->lockfd, LOCK_EX);
+	setitimer(ITIMER_REAL, &none, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	if (rc == -1) {
+		snprintf(db->errmsg, sizeof(db->errmsg),
+		    "sqlite: writer queue busy for %d ms", SQLITE_BUSY_MS);
+		return DB_EBUSY;
+	}
+	s->locked = 1;
+	return DB_OK;
+}
+
+static void
+sq_unlock(struct sq *s)
+{
+	if (s->locked) {
+		flock(s->lockfd, LOCK_UN);
+		s->locked = 0;
+	}
+}
+
+static int
+sq_begin(struct db *db, enum db_tx kind)
+{
+	struct sq *s = db->conn;
+	int rc;
+
+	if (kind == DB_TX_READ)
+		rc = sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL);
+	else {
+		if ((rc = sq_lock(db, s)) != DB_OK)
+			return rc;
+		rc = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	}
+	if (rc != SQLITE_OK) {
+		rc = sq_status(db, rc);
+		sq_unlock(s);
+		return rc;
+	}
+	return DB_OK;
+}
+
+static int
+sq_commit(struct db *db)
+{
+	struct sq *s = db->conn;
+	int rc = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK) {
+		rc = sq_status(db, rc);
+		if (sqlite3_get_autocommit(s->h))
+			sq_unlock(s);
+		return rc;
+	}
+	sq_unlock(s);
+	return DB_OK;
+}
+
+static int
+sq_rollback(struct db *db)
+{
+	struct sq *s = db->conn;
+	int rc = DB_OK;
+
+	if (!sqlite3_get_autocommit(s->h) &&
+	    sqlite3_exec(s->h, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
+		rc = sq_status(db, sqlite3_errcode(s->h));
+	sq_unlock(s);
+	return rc;
+}
+
+static int
+sq_prepare(struct db *db, struct db_stmt *st, const char *sql, int stream)
+{
+	struct sq *s = db->conn;
+	sqlite3_stmt *h = NULL;
+	int rc;
+
+	(void)stream;
+	rc = sqlite3_prepare_v3(s->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &h,
+	    NULL);
+	if (rc != SQLITE_OK)
+		return sq_status(db, rc);
+	st->h = h;
+	return DB_OK;
+}
+
+static void
+sq_finalize(struct db_stmt *st)
+{
+	sqlite3_finalize(st->h);
+	st->h = NULL;
+}
+
+static int
+sq_bind_i64(struct db_stmt *st, int i, int64_t v)
+{
+	return sqlite3_bind_int64(st->h, i, v) == SQLITE_OK ? DB_OK
+							    : DB_EFAIL;
+}
+
+static int
+sq_bind_text(struct db_stmt *st, int i, const char *p, size_t n)
+{
+	if (n > INT32_MAX)
+		return DB_EFAIL;
+	return sqlite3_bind_text(st->h, i, p, (int)n, SQLITE_TRANSIENT) ==
+		SQLITE_OK
+	    ? DB_OK
+	    : DB_EFAIL;
+}
+
+static int
+sq_bind_null(struct db_stmt *st, int i)
+{
+	return sqlite3_bind_null(st->h, i) == SQLITE_OK ? DB_OK : DB_EFAIL;
+}
+
+static int
+sq_step(struct db_stmt *st)
+{
+	struct sq *s = st->db->conn;
+	int rc = sqlite3_step(st->h);
+
+	if (rc == SQLITE_ROW)
+		return DB_ROW;
+	if (rc == SQLITE_DONE) {
+		st->changes = sqlite3_changes64(s->h);
+		st->last_id = sqlite3_last_insert_rowid(s->h);
+		return DB_OK;
+	}
+	return sq_status(st->db, rc);
+}
+
+static int64_t
+sq_col_i64(struct db_stmt *st, int i)
+{
+	return sqlite3_column_int64(st->h, i);
+}
+
+static const char *
+sq_col_text(struct db_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st->h, i);
+}
+
+static int
+sq_col_null(struct db_stmt *st, int i)
+{
+	return sqlite3_column_type(st->h, i) == SQLITE_NULL;
+}
+
+static void
+sq_reset(struct db_stmt *st)
+{
+	sqlite3_reset(st->h);
+	sqlite3_clear_bindings(st->h);
+}
+
+static int
+sq_exec_script(struct db *db, const char *sql)
+{
+	struct sq *s = db->conn;
+	int rc = sqlite3_exec(s->h, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? DB_OK : sq_status(db, rc);
+}
+
+const struct db_driver db_driver_sqlite = {
+	.name = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.begin = sq_begin,
+	.commit = sq_commit,
+	.rollback = sq_rollback,
+	.prepare = sq_prepare,
+	.finalize = sq_finalize,
+	.bind_i64 = sq_bind_i64,
+	.bind_text = sq_bind_text,
+	.bind_null = sq_bind_null,
+	.step = sq_step,
+	.col_i64 = sq_col_i64,
+	.col_text = sq_col_text,
+	.col_null = sq_col_null,
+	.reset = sq_reset,
+	.exec_script = sq_exec_script,
+};
