@@ -33,7 +33,6 @@
 struct verb {
 	struct cmd cmd;
 	int (*run)(struct cmd *, const char **pos, int npos);
-	int needs_svc; /* opens the tenant before run */
 };
 
 static struct db *the_db;
@@ -65,6 +64,32 @@ fail(const char *verb, enum error_word e, const char *detail)
 	fprintf(stderr, "redeemctl %s: %s: %s\n", verb, error_name(e),
 	    detail ? detail : error_sentence(e));
 	return e == ERROR_UNAVAILABLE ? EXIT_DB : EXIT_FAILED;
+}
+
+/* The tenant's service, opened on first use: after the arguments are
+ * checked, so a usage error is reported as one whatever the database. */
+static struct svc *
+tsvc(struct cmd *c)
+{
+	static int opened;
+	const char *tenant = opts_get(c, "tenant");
+	enum error_word e;
+
+	if (opened)
+		return &the_svc;
+	e = svc_open(&the_svc, open_db(), tenant ? tenant : "default");
+	if (e != ERROR_NONE) {
+		int rc = fail(c->verb, e,
+		    e == ERROR_NOT_FOUND
+			? "no such tenant (is the database migrated? run "
+			  "redeemctl migrate)"
+			: db_errmsg(the_db));
+
+		db_close(the_db);
+		exit(rc);
+	}
+	opened = 1;
+	return &the_svc;
 }
 
 static void
@@ -198,7 +223,7 @@ v_campaign_create(struct cmd *c, const char **pos, int npos)
 	if (k.starts_at > 0 && k.ends_at > 0 && k.ends_at <= k.starts_at)
 		return fail(c->verb, ERROR_BAD_REQUEST,
 		    "--ends must come after --starts");
-	if ((e = campaign_create(&the_svc, &k)) != ERROR_NONE)
+	if ((e = campaign_create(tsvc(c), &k)) != ERROR_NONE)
 		return fail(c->verb, e,
 		    e == ERROR_CONFLICT ? "a campaign of that name exists"
 					: NULL);
@@ -214,7 +239,7 @@ v_campaign_close(struct cmd *c, const char **pos, int npos)
 	enum error_word e;
 	const char *name = npos > 0 ? pos[0] : opt_req(c, "name");
 
-	if ((e = campaign_close(&the_svc, name, &k)) != ERROR_NONE)
+	if ((e = campaign_close(tsvc(c), name, &k)) != ERROR_NONE)
 		return fail(c->verb, e, NULL);
 	print_json(json_pack("{s:b,s:o}", "ok", 1, "campaign",
 	    campaign_json(&k)));
@@ -249,7 +274,7 @@ v_campaign_list(struct cmd *c, const char **pos, int npos)
 	(void)npos;
 	printf("%-24s %-6s %-6s %10s %10s %-14s %-6s %s\n", "NAME", "KIND",
 	    "STATE", "CODES", "USES", "BUDGET", "LIMIT", "ENDS");
-	if ((e = campaign_list(&the_svc, list_campaign, NULL)) != ERROR_NONE)
+	if ((e = campaign_list(tsvc(c), list_campaign, NULL)) != ERROR_NONE)
 		return fail(c->verb, e, NULL);
 	return 0;
 }
@@ -300,7 +325,7 @@ v_codes_generate(struct cmd *c, const char **pos, int npos)
 	g.progress = gen_progress;
 	g.arg = &out;
 	progress_init(&out.p, "generating");
-	e = codes_generate(&the_svc, &g, &created);
+	e = codes_generate(tsvc(c), &g, &created);
 	fflush(stdout);
 	progress_done(&out.p);
 	if (e != ERROR_NONE)
@@ -343,7 +368,7 @@ v_codes_import(struct cmd *c, const char **pos, int npos)
 	progress_init(&p, "importing");
 	im.progress = import_progress;
 	im.arg = &p;
-	e = codes_import(&the_svc, fp, &im);
+	e = codes_import(tsvc(c), fp, &im);
 	progress_done(&p);
 	fclose(fp);
 	if (e == ERROR_BAD_REQUEST && im.bad_line > 0) {
@@ -392,7 +417,7 @@ v_codes_export(struct cmd *c, const char **pos, int npos)
 		return EXIT_USAGE;
 	}
 	printf("code,campaign,state,uses,max_uses,expires_at\n");
-	e = codes_export(&the_svc, opts_get(c, "campaign"), f, export_row,
+	e = codes_export(tsvc(c), opts_get(c, "campaign"), f, export_row,
 	    NULL);
 	if (e != ERROR_NONE)
 		return fail(c->verb, e, NULL);
@@ -414,7 +439,7 @@ v_codes_show(struct cmd *c, const char **pos, int npos)
 	struct code_info ci;
 
 	(void)npos;
-	return print_code(c, code_get(&the_svc, pos[0], &ci), &ci);
+	return print_code(c, code_get(tsvc(c), pos[0], &ci), &ci);
 }
 
 static int
@@ -423,7 +448,7 @@ v_revoke(struct cmd *c, const char **pos, int npos)
 	struct code_info ci;
 
 	(void)npos;
-	return print_code(c, code_revoke(&the_svc, pos[0], &ci), &ci);
+	return print_code(c, code_revoke(tsvc(c), pos[0], &ci), &ci);
 }
 
 static int
@@ -441,7 +466,7 @@ v_redeem(struct cmd *c, const char **pos, int npos)
 	struct redeem_result r;
 
 	(void)npos;
-	redeem_code(&the_svc, pos[0], pos[1], opts_get(c, "client-ip"), &r);
+	redeem_code(tsvc(c), pos[0], pos[1], opts_get(c, "client-ip"), &r);
 	return print_result(&r, NULL);
 }
 
@@ -451,7 +476,7 @@ v_pool_claim(struct cmd *c, const char **pos, int npos)
 	struct redeem_result r;
 
 	(void)npos;
-	redeem_pool_claim(&the_svc, pos[0], pos[1], opts_get(c, "client-ip"),
+	redeem_pool_claim(tsvc(c), pos[0], pos[1], opts_get(c, "client-ip"),
 	    &r);
 	return print_result(&r, r.error == ERROR_NONE ? r.r.code : NULL);
 }
@@ -476,7 +501,7 @@ v_reverse(struct cmd *c, const char **pos, int npos)
 		    c->verb);
 		return EXIT_USAGE;
 	}
-	redeem_reverse(&the_svc, id, opt_req(c, "reason"), policy, &r);
+	redeem_reverse(tsvc(c), id, opt_req(c, "reason"), policy, &r);
 	if (r.error != ERROR_NONE)
 		return print_result(&r, NULL);
 	print_json(json_pack("{s:b,s:o}", "ok", 1, "redemption",
@@ -574,45 +599,45 @@ static struct opt o_reverse[] = {
 
 static struct verb verbs[] = {
 	{{"migrate", "", "Applies the migrations the database lacks (safe to "
-			 "run again).", o_none, 0, 0}, v_migrate, 0},
+			 "run again).", o_none, 0, 0}, v_migrate},
 	{{"tenant create", "NAME", "Creates a tenant.", o_none, 1, 1},
-	    v_tenant_create, 0},
+	    v_tenant_create},
 	{{"campaign create", "", "Creates a campaign.", o_campaign_create, 0,
-	     0}, v_campaign_create, 1},
+	     0}, v_campaign_create},
 	{{"campaign close", "[NAME]", "Closes a campaign: its codes answer "
 				      "\"revoked\" from now on.",
-	     o_campaign_close, 0, 1}, v_campaign_close, 1},
+	     o_campaign_close, 0, 1}, v_campaign_close},
 	{{"campaign list", "", "Lists the tenant's campaigns.", o_tenant_only,
-	     0, 0}, v_campaign_list, 1},
+	     0, 0}, v_campaign_list},
 	{{"codes generate", "", "Generates random codes and prints them, one "
 				"per line (a progress bar goes to a "
 				"terminal's standard error).",
-	     o_codes_generate, 0, 0}, v_codes_generate, 1},
+	     o_codes_generate, 0, 0}, v_codes_generate},
 	{{"codes import", "FILE.csv", "Imports codes from CSV lines "
 				      "code[,max_uses[,expires_at]] (a "
 				      "header line \"code,...\" is skipped); "
 				      "every line is checked first, existing "
 				      "codes are skipped.",
-	     o_codes_import, 1, 1}, v_codes_import, 1},
+	     o_codes_import, 1, 1}, v_codes_import},
 	{{"codes export", "", "Writes codes as CSV, streamed.", o_codes_export,
-	     0, 0}, v_codes_export, 1},
+	     0, 0}, v_codes_export},
 	{{"codes show", "CODE", "Shows one code.", o_tenant_only, 1, 1},
-	    v_codes_show, 1},
+	    v_codes_show},
 	{{"redeem", "CODE ACCOUNT", "Redeems CODE for ACCOUNT and prints the "
 				    "API's JSON answer; exits 0 when ok is "
 				    "true, 1 when it is false.",
-	     o_redeem, 2, 2}, v_redeem, 1},
+	     o_redeem, 2, 2}, v_redeem},
 	{{"pool claim", "CAMPAIGN ACCOUNT", "Hands ACCOUNT a code from a pool "
 					    "campaign (the same one again on "
 					    "a repeat).",
-	     o_redeem, 2, 2}, v_pool_claim, 1},
+	     o_redeem, 2, 2}, v_pool_claim},
 	{{"reverse", "ID", "Reverses redemption ID (idempotent).", o_reverse,
-	     1, 1}, v_reverse, 1},
+	     1, 1}, v_reverse},
 	{{"revoke", "CODE", "Revokes a code (idempotent).", o_tenant_only, 1,
-	     1}, v_revoke, 1},
+	     1}, v_revoke},
 	{{"verify", "", "Checks guarantees G1-G4, G7 and G8 on the live "
 			"database; exits 1 naming each violation.",
-	     o_none, 0, 0}, v_verify, 0},
+	     o_none, 0, 0}, v_verify},
 };
 
 static void
@@ -638,7 +663,6 @@ main(int argc, char **argv)
 {
 	const char *pos[MAXPOS];
 	struct verb *v = NULL;
-	const char *tenant;
 	size_t i, vlen;
 	int npos, rc, skip = 0;
 
@@ -672,23 +696,6 @@ main(int argc, char **argv)
 	rc = opts_parse(&v->cmd, argc - skip, argv + skip, pos, &npos);
 	if (rc != 0)
 		return rc == 1 ? 0 : EXIT_USAGE;
-	if (v->needs_svc) {
-		enum error_word e;
-
-		tenant = opts_get(&v->cmd, "tenant");
-		if (tenant == NULL)
-			tenant = "default";
-		e = svc_open(&the_svc, open_db(), tenant);
-		if (e != ERROR_NONE) {
-			rc = fail(v->cmd.verb, e,
-			    e == ERROR_NOT_FOUND
-				? "no such tenant (is the database migrated? "
-				  "run redeemctl migrate)"
-				: db_errmsg(the_db));
-			db_close(the_db);
-			return rc;
-		}
-	}
 	rc = v->run(&v->cmd, pos, npos);
 	db_close(the_db);
 	return rc;

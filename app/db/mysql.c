@@ -184,7 +184,8 @@ my_open(struct db *db, const struct dsn *d)
 	/* The message names host and user, never the password. */
 	if (mysql_real_connect(conn, d->host[0] ? d->host : NULL,
 		d->user[0] ? d->user : NULL,
-		d->password[0] ? d->password : NULL, d->database, d->port,
+		d->password[0] ? d->password : NULL,
+		d->database[0] ? d->database : NULL, d->port,
 		d->socket[0] ? d->socket : NULL,
 		CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
 		/*

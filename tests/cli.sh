@@ -1,0 +1,198 @@
+#!/bin/bash
+# redeemctl end to end on a real database: usage errors, every verb, exit
+# statuses, streaming import/export, verify catching a broken row.
+# Usage: tests/cli.sh REDEEMCTL DSN   (a mysql DSN's database is reset)
+set -uo pipefail
+R=$1
+export REDEEM_DB=$2
+t=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL: $*"
+}
+# expect STATUS DESCRIPTION -- command...: checks the exit status.
+expect() {
+	local want=$1 what=$2 got
+	shift 3
+	"$@" >"$t/out" 2>"$t/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		bad "$what: exit $got, want $want"
+		sed 's/^/  | /' "$t/out" "$t/err" | head -20
+	fi
+}
+has() { # has FILE TEXT DESCRIPTION
+	if grep -q -- "$2" "$1"; then ok; else
+		bad "$3: no \"$2\" in $1"
+		sed 's/^/  | /' "$1" | head -10
+	fi
+}
+
+# A MySQL database is emptied first so the run starts fresh.
+case $REDEEM_DB in
+mysql://*)
+	sock=${REDEEM_DB#*socket=}
+	db=${REDEEM_DB%%\?*}
+	db=${db##*/}
+	mariadb --no-defaults -S "$sock" -uroot \
+		-e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
+	;;
+sqlite:*) rm -f "${REDEEM_DB#sqlite:}"* ;;
+esac
+
+# Usage and help.
+expect 2 "no verb" -- "$R"
+expect 0 "--help" -- "$R" --help
+has "$t/out" "codes generate" "top help lists verbs"
+for v in migrate "tenant create" "campaign create" "campaign close" \
+	"campaign list" "codes generate" "codes import" "codes export" \
+	"codes show" redeem "pool claim" reverse revoke verify; do
+	# shellcheck disable=SC2086
+	expect 0 "$v --help" -- "$R" $v --help
+	has "$t/out" "usage: redeemctl $v" "$v --help"
+done
+expect 2 "unknown verb" -- "$R" frobnicate
+expect 2 "unknown option" -- "$R" campaign create --name x --bogus 1
+expect 2 "missing value" -- "$R" campaign create --name
+expect 2 "missing required" -- "$R" codes generate --count 3
+expect 2 "bad number" -- "$R" codes generate --campaign c --count x \
+	--max-uses 1
+expect 2 "negative number" -- "$R" codes generate --campaign c --count -5 \
+	--max-uses 1
+expect 2 "extra argument" -- "$R" redeem A b c
+expect 2 "missing argument" -- "$R" redeem A
+
+# Database.
+expect 3 "unreachable database" -- env REDEEM_DB="mysql://u@localhost/x?socket=/nonexistent" "$R" migrate
+has "$t/err" "unavailable" "unreachable database says unavailable"
+expect 0 "migrate" -- "$R" migrate
+has "$t/out" "applied 001_init" "first migrate applies"
+expect 0 "migrate again" -- "$R" migrate
+has "$t/out" "up to date" "second migrate is a no-op"
+expect 1 "unknown tenant" -- "$R" campaign list --tenant nosuch
+has "$t/err" "not_found" "unknown tenant"
+
+# Campaigns.
+expect 0 "campaign create" -- "$R" campaign create --name spring \
+	--budget 100 --ends 2099-01-01T00:00:00Z
+has "$t/out" '"ok":true' "campaign create prints JSON"
+has "$t/out" '"ends_at":"2099-01-01T00:00:00Z"' "campaign ends"
+expect 1 "duplicate campaign" -- "$R" campaign create --name spring
+has "$t/err" "conflict" "duplicate campaign is a conflict"
+expect 1 "bad campaign name" -- "$R" campaign create --name "a b"
+has "$t/err" "bad_request" "bad campaign name"
+expect 1 "bad kind" -- "$R" campaign create --name k --kind nope
+expect 2 "bad time" -- "$R" campaign create --name k --ends tomorrow
+expect 0 "pool create" -- "$R" campaign create --name pool1 --kind pool
+
+# Generation: codes on stdout only (no terminal: no progress bar).
+expect 0 "codes generate" -- "$R" codes generate --campaign spring \
+	--count 50 --max-uses 2 --prefix SPR
+cp "$t/out" "$t/codes"
+[ "$(wc -l <"$t/codes")" -eq 50 ] && ok || bad "50 codes printed"
+[ "$(sort -u "$t/codes" | wc -l)" -eq 50 ] && ok || bad "codes unique"
+[ ! -s "$t/err" ] && ok || bad "no progress output off a terminal"
+grep -qv '^SPR-' "$t/codes" && bad "prefix on every code" || ok
+expect 1 "generate into unknown campaign" -- "$R" codes generate \
+	--campaign nosuch --count 1 --max-uses 1
+has "$t/err" "not_found" "unknown campaign"
+expect 1 "pool codes are single-use" -- "$R" codes generate \
+	--campaign pool1 --count 3 --max-uses 2
+expect 0 "pool codes" -- "$R" codes generate --campaign pool1 --count 3 \
+	--max-uses 1
+
+# Redeem: JSON and exit status.
+c1=$(sed -n 1p "$t/codes")
+expect 0 "redeem" -- "$R" redeem "$c1" Ann@Example.com
+has "$t/out" '"already":false' "fresh redemption"
+has "$t/out" '"account":"ann@example.com"' "canonical account"
+expect 0 "replay" -- "$R" redeem "$(echo "$c1" | tr 'A-Z' 'a-z')" \
+	ann@example.com
+has "$t/out" '"already":true' "replay answers already"
+expect 0 "second use" -- "$R" redeem "$c1" bob@example.com
+expect 1 "exhausted" -- "$R" redeem "$c1" cy@example.com
+has "$t/out" '"error":"exhausted"' "exhausted word"
+expect 1 "invalid" -- "$R" redeem NOPE-NOPE cy@example.com
+has "$t/out" '"error":"invalid"' "invalid word"
+expect 1 "bad account" -- "$R" redeem "$c1" "   "
+has "$t/out" '"error":"bad_request"' "blank account"
+expect 0 "pool claim" -- "$R" pool claim pool1 p@example.com
+has "$t/out" '"code":"' "pool claim names the code"
+expect 0 "codes show" -- "$R" codes show "$c1"
+has "$t/out" '"state":"exhausted"' "show state"
+
+# Reverse and revoke.
+expect 0 "reverse" -- "$R" reverse 1 --reason refund --policy return_seat
+has "$t/out" '"reversal_policy":"return_seat"' "reverse answer"
+expect 2 "reverse bad policy" -- "$R" reverse 1 --reason x --policy maybe
+expect 1 "reverse unknown" -- "$R" reverse 999999 --reason x \
+	--policy keep_seat
+has "$t/out" '"error":"not_found"' "reverse unknown"
+expect 0 "revoke" -- "$R" revoke "$c1"
+has "$t/out" '"state":"revoked"' "revoke answer"
+expect 1 "redeem revoked" -- "$R" redeem "$c1" dee@example.com
+has "$t/out" '"error":"revoked"' "revoked word"
+
+# Import and export, streamed.
+{
+	echo "code,max_uses,expires_at"
+	echo "SUMMER2026,3,"
+	echo "winter-2026,,2099-01-01T00:00:00Z"
+	echo "ABCDEFGH"
+} >"$t/good.csv"
+expect 0 "import" -- "$R" codes import "$t/good.csv" --campaign spring
+has "$t/err" "imported 3 codes, 0 already there" "import summary"
+expect 0 "import again" -- "$R" codes import "$t/good.csv" --campaign spring
+has "$t/err" "imported 0 codes, 3 already there" "import is idempotent"
+expect 0 "redeem imported" -- "$R" redeem summer-2026 eve@example.com
+expect 0 "redeem imported without check character" -- "$R" redeem \
+	abcdefgh eve@example.com
+printf 'GOODONE1\nGOODONE2\nbad code!\n' >"$t/bad.csv"
+expect 1 "import bad line" -- "$R" codes import "$t/bad.csv" \
+	--campaign spring
+has "$t/err" "line 3" "import names the bad line"
+expect 1 "nothing imported from a bad file" -- "$R" codes show GOODONE1
+expect 1 "import missing file" -- "$R" codes import "$t/nope.csv" \
+	--campaign spring
+expect 0 "export all" -- "$R" codes export --campaign spring
+[ "$(($(wc -l <"$t/out") - 1))" -eq 53 ] && ok || bad "export all: 53 rows"
+has "$t/out" "^code,campaign,state,uses,max_uses,expires_at$" "csv header"
+expect 0 "export used" -- "$R" codes export --select used
+[ "$(($(wc -l <"$t/out") - 1))" -eq 4 ] && ok || bad "export used: 4 rows"
+expect 0 "export unused" -- "$R" codes export --campaign spring \
+	--select unused
+[ "$(($(wc -l <"$t/out") - 1))" -eq 50 ] && ok || bad "export unused: 50"
+expect 2 "export bad select" -- "$R" codes export --select some
+
+# Campaign close and list.
+expect 0 "campaign close" -- "$R" campaign close pool1
+has "$t/out" '"state":"closed"' "closed"
+expect 0 "campaign list" -- "$R" campaign list
+has "$t/out" "spring" "list shows campaigns"
+expect 0 "tenant create" -- "$R" tenant create acme
+expect 0 "tenant scoping" -- "$R" campaign list --tenant acme
+grep -q spring "$t/out" && bad "tenant scoping hides other tenants" || ok
+
+# verify: clean, then a broken row is named.
+expect 0 "verify clean" -- "$R" verify
+has "$t/out" "verify: ok" "verify says ok"
+case $REDEEM_DB in
+sqlite:*)
+	sqlite3 "${REDEEM_DB#sqlite:}" \
+		"UPDATE codes SET uses = uses + 1 WHERE code = 'SUMMER2026'"
+	;;
+mysql://*)
+	mariadb --no-defaults -S "$sock" -uroot "$db" \
+		-e "UPDATE codes SET uses = uses + 1 WHERE code = 'SUMMER2026'"
+	;;
+esac
+expect 1 "verify catches a broken row" -- "$R" verify
+has "$t/out" "VIOLATION G2 conservation: code" "verify names G2"
+
+echo "redeemctl: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

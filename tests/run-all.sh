@@ -1,0 +1,62 @@
+#!/bin/bash
+# Every test, both backends: starts a private MariaDB (stopped on any exit),
+# runs the unit and race suites on SQLite and MariaDB, again under
+# ASan/UBSan, the CLI tests, and the format check.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/redeem-test.XXXXXX")
+cleanup() {
+	tests/mariadb.sh stop "$work/mariadb" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== starting a private MariaDB in $work/mariadb"
+if ! dsn=$(tests/mariadb.sh start "$work/mariadb" fast); then
+	echo "could not start MariaDB" >&2
+	exit 1
+fi
+export TMPDIR="$work"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+pass=0
+fail=0
+failed=""
+step() {
+	local name=$1 t0 rc
+	shift
+	echo
+	echo "== $name"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "-- ok: $name ($(($(date +%s) - t0)) s)"
+	else
+		fail=$((fail + 1))
+		failed="$failed
+  $name"
+		echo "-- FAILED: $name (exit $rc)"
+	fi
+}
+
+step "unit and race tests, SQLite" env REDEEM_TEST_DB=sqlite build/unit-tests
+step "unit and race tests, MariaDB" env REDEEM_TEST_DB="$dsn" build/unit-tests
+step "unit tests under ASan/UBSan, SQLite" \
+	env REDEEM_TEST_DB=sqlite RACE_ROUNDS=10 build/asan/unit-tests
+step "unit tests under ASan/UBSan, MariaDB" \
+	env REDEEM_TEST_DB="$dsn" RACE_ROUNDS=10 build/asan/unit-tests
+step "redeemctl, SQLite" tests/cli.sh build/redeemctl "sqlite:$work/cli.db"
+step "redeemctl, MariaDB" tests/cli.sh build/redeemctl "$dsn"
+step "redeemctl under ASan/UBSan, SQLite" \
+	tests/cli.sh build/asan/redeemctl "sqlite:$work/cli-asan.db"
+step "format-check" make -s format-check
+
+echo
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

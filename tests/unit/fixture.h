@@ -1,0 +1,55 @@
+/*
+ * Test fixture: a fresh, migrated database per test on the backend named
+ * by REDEEM_TEST_DB ("sqlite", the default, or a MySQL DSN whose database
+ * exists: each test then creates and drops its own database beside it).
+ */
+#ifndef FIXTURE_H
+#define FIXTURE_H
+
+#include <stdint.h>
+
+#include <check.h>
+
+#include "../../app/core/svc.h"
+
+struct fixture {
+	char dsn[1400];	 /* the test's own database */
+	char name[64];	 /* its name (MySQL) or file (SQLite) */
+	char dir[256];	 /* SQLite: the temp folder */
+	struct db *db;	 /* open, migrated */
+	struct svc svc;	 /* tenant "default" */
+};
+
+extern struct fixture fx;
+
+/* For tcase_add_checked_fixture: set up and tear down `fx`. */
+void fx_setup(void);
+void fx_teardown(void);
+/* 1 when the tests run on MySQL/MariaDB. */
+int fx_mysql(void);
+/* A second connection to the test's database (children of a race). */
+struct db *fx_connect(void);
+/* Creates a shared campaign (budget, limit 0: none). */
+void fx_campaign(const char *name, int pool, int64_t budget, int64_t limit);
+/* Generates n codes with max_uses into out[n][CODE_DISPLAY_MAX]. */
+void fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96]);
+/* Runs SQL as is (test set-up that no API offers, e.g. breaking a row to
+ * see verify catch it). */
+void fx_sql(const char *sql);
+/* Asserts that verify finds nothing. */
+void fx_verify_clean(void);
+
+/* Suites, one per module. */
+Suite *suite_lib(void);
+Suite *suite_codetext(void);
+Suite *suite_db(void);
+Suite *suite_campaigns(void);
+Suite *suite_codes(void);
+Suite *suite_redeem(void);
+Suite *suite_pool(void);
+Suite *suite_reverse(void);
+Suite *suite_abuse(void);
+Suite *suite_verify(void);
+Suite *suite_race(void);
+
+#endif

@@ -1,0 +1,9 @@
+#include "fixture.h"
+
+Suite *
+suite_redeem(void)
+{
+	Suite *s = suite_create("redeem");
+
+	return s;
+}
