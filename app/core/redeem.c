@@ -57,6 +57,7 @@ struct claim {
 	const struct campaign *k;
 	const char *account;
 	int64_t limit;		/* 0: none */
+	int64_t now;		/* the database clock at the lookup */
 	enum claim_outcome out;
 	struct redemption *r;	/* filled on CLAIM_OK */
 };
@@ -278,15 +279,15 @@ claim_tx(struct db *db, void *arg)
 			return DB_ROLLBACK;
 		}
 	}
-	if ((rc = db_exec(db, STMT_SEQ_BUMP, NULL, "i", c->s->tenant_id)) !=
-	    DB_OK)
-		return rc;
-	rc = db_query(db, STMT_SEQ_READ, &st, "i", c->s->tenant_id);
-	if (rc != DB_ROW)
-		return rc == DB_OK ? DB_EFAIL : rc;
-	r->seq = db_col_i64(st, 0);
-	r->redeemed_at = db_col_i64(st, 1);
+	if ((st = db_prepare(db, STMT_SEQ_NEXT)) == NULL)
+		return DB_EFAIL;
+	db_bind_i64(st, 1, c->s->tenant_id);
+	rc = db_step(st);
+	r->seq = db_last_id(st);
 	db_reset(st);
+	if (rc != DB_OK)
+		return rc;
+	r->redeemed_at = c->now;
 	st = db_prepare(db, STMT_REDEMPTION_INSERT);
 	if (st == NULL)
 		return DB_EFAIL;
@@ -425,6 +426,7 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 	c.k = &lk.k;
 	c.account = account;
 	c.limit = lk.k.per_account_limit;
+	c.now = lk.now;
 	c.r = &res->r;
 	/* Step 4. */
 	if ((e = eligible(&lk, c.limit)) != ERROR_NONE)
@@ -508,6 +510,7 @@ redeem_pool_claim(struct svc *s, const char *campaign,
 	c.k = &k;
 	c.account = account;
 	c.limit = 1; /* one code per account per pool */
+	c.now = now;
 	c.r = &res->r;
 	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, &c);
 	if (rc < 0)

@@ -50,7 +50,7 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	/* SQLite serializes migrators with BEGIN IMMEDIATE; MySQL's DDL
 	 * commits implicitly, so a named lock does it there. */
 	S(STMT_MIGRATE_LOCK) "SELECT 1",
-	    "SELECT GET_LOCK('redeem_migrate', 120)"},
+	    "SELECT GET_LOCK('redeem_migrate', 25)"},
 	S(STMT_MIGRATE_UNLOCK) "SELECT 1",
 	    "SELECT RELEASE_LOCK('redeem_migrate')"},
 	S(STMT_MIGRATE_APPLIED)
@@ -201,11 +201,10 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_ACCOUNT_RETURN)
 	    "UPDATE campaign_accounts SET n = n - 1 "
 	    "WHERE campaign_id = ? AND account = ? AND n > 0"},
-	S(STMT_SEQ_BUMP)
-	    "UPDATE counters SET value = value + 1 "
-	    "WHERE tenant_id = ? AND name = 'redemption_seq'"},
-	S(STMT_SEQ_READ)
-	    "SELECT value, UNIX_TIMESTAMP() FROM counters "
+	/* The tenant's redemption sequence: bumped under the row lock, so
+	 * numbers grow in commit order; read back through db_last_id. */
+	S(STMT_SEQ_NEXT)
+	    "UPDATE counters SET value = LAST_INSERT_ID(value + 1) "
 	    "WHERE tenant_id = ? AND name = 'redemption_seq'"},
 
 	S(STMT_EVENT_INSERT)

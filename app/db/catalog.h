@@ -2,7 +2,8 @@
  * The fixed catalog of SQL statements. C code names a statement by its id;
  * where the dialects differ the catalog holds both texts, so no C code
  * branches on the driver. UNIX_TIMESTAMP() is the database clock on both
- * engines (the SQLite driver defines it).
+ * engines, and LAST_INSERT_ID(x) hands x to db_last_id (the SQLite driver
+ * defines both as MySQL does).
  */
 #ifndef CATALOG_H
 #define CATALOG_H
@@ -49,8 +50,7 @@ enum stmt_id {
 	STMT_ACCOUNT_ENSURE,
 	STMT_ACCOUNT_TAKE,
 	STMT_ACCOUNT_RETURN,
-	STMT_SEQ_BUMP,
-	STMT_SEQ_READ,
+	STMT_SEQ_NEXT,
 	/* outbox */
 	STMT_EVENT_INSERT,
 	/* abuse gate */

@@ -65,6 +65,18 @@ sq_unix_timestamp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int64(ctx, (sqlite3_int64)time(NULL));
 }
 
+/* LAST_INSERT_ID(x): MySQL's idiom for an atomic counter read back without
+ * a second statement; db_last_id returns x after the statement. */
+static void
+sq_last_insert_id(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	sqlite3_int64 v = sqlite3_value_int64(argv[0]);
+
+	(void)argc;
+	sqlite3_set_last_insert_rowid(sqlite3_context_db_handle(ctx), v);
+	sqlite3_result_int64(ctx, v);
+}
+
 static void
 sq_alarm(int sig)
 {
@@ -125,7 +137,9 @@ sq_open(struct db *db, const struct dsn *d)
 	sqlite3_extended_result_codes(s->h, 1);
 	if (sqlite3_exec(s->h, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_create_function(s->h, "UNIX_TIMESTAMP", 0, SQLITE_UTF8,
-		NULL, sq_unix_timestamp, NULL, NULL) != SQLITE_OK)
+		NULL, sq_unix_timestamp, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function(s->h, "LAST_INSERT_ID", 1, SQLITE_UTF8,
+		NULL, sq_last_insert_id, NULL, NULL) != SQLITE_OK)
 		return sq_status(db, sqlite3_errcode(s->h));
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", d->path);
 	s->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
