@@ -267,9 +267,19 @@ db_backoff(int attempt)
 	nanosleep(&ts, NULL);
 }
 
+static double
+db_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int
 db_transact(struct db *db, enum db_tx kind, db_tx_fn fn, void *arg)
 {
+	double deadline = db_clock() + DB_RETRY_SECONDS;
 	int attempt, rc, reconnected = 0;
 
 	for (attempt = 0;; attempt++) {
@@ -281,7 +291,8 @@ db_transact(struct db *db, enum db_tx kind, db_tx_fn fn, void *arg)
 			else
 				db_rollback(db);
 		}
-		if (rc == DB_EBUSY && attempt < DB_RETRIES) {
+		if (rc == DB_EBUSY && attempt < DB_RETRIES &&
+		    db_clock() < deadline) {
 			db->retries++;
 			db_backoff(attempt);
 			continue;

@@ -36,8 +36,11 @@ enum db_tx {
 struct db;
 struct db_stmt;
 
-/* Bounded retries of a transaction that met DB_EBUSY. */
+/* Bounded retries of a transaction that met DB_EBUSY: this many, and
+ * none started after this many seconds (a busy database answers
+ * "unavailable" rather than hang). */
 #define DB_RETRIES 12
+#define DB_RETRY_SECONDS 10
 
 /*
  * dsn: "sqlite:PATH" or "mysql://[user[:password]@]host[:port]/database
