@@ -22,6 +22,7 @@
 
 /* Columns of STMT_REDEEM_LOOKUP. */
 enum {
+	LK_FAILS_CLIENT, LK_FAILS_ACCOUNT,
 	LK_CODE_ID, LK_DISPLAY, LK_STATE, LK_USES, LK_MAX_USES, LK_EXPIRES,
 	LK_CAMPAIGN, /* CAMPAIGN_COLUMNS: 11 columns from here */
 	LK_R_ID = LK_CAMPAIGN + 11, /* REDEMPTION_COLUMNS: 10 from here */
@@ -31,6 +32,8 @@ enum {
 };
 
 struct lookup {
+	int64_t fails_client, fails_account; /* the abuse gate's counts */
+	int found;
 	int64_t code_id;
 	char display[CODE_DISPLAY_MAX];
 	char state[16];
@@ -112,20 +115,29 @@ redemption_from_row(struct db_stmt *st, int col, struct redemption *r)
 		r->reversal_policy = REVERSAL_NONE;
 }
 
-/* Step 2 and the data for steps 3 and 4, in one statement. */
+/* Steps 1 to 4 read in one statement: the gate's counts, the code. */
 static int
-lookup(struct svc *s, const char *norm, const char *account,
-    struct lookup *lk)
+lookup(struct svc *s, const char *client, const char *norm,
+    const char *account, struct lookup *lk)
 {
 	struct db_stmt *st;
 	const char *t;
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
-	rc = db_query(s->db, STMT_REDEEM_LOOKUP, &st, "ttit", account,
-	    account, s->tenant_id, norm);
+	rc = db_query(s->db, STMT_REDEEM_LOOKUP, &st, "itiitiittt",
+	    s->tenant_id, client ? client : "", s->cfg.abuse_window,
+	    s->tenant_id, account, s->cfg.abuse_window, s->tenant_id, norm,
+	    account, account);
 	if (rc != DB_ROW)
-		return rc;
+		return rc == DB_OK ? DB_EFAIL : rc;
+	lk->fails_client = client ? db_col_i64(st, LK_FAILS_CLIENT) : 0;
+	lk->fails_account = db_col_i64(st, LK_FAILS_ACCOUNT);
+	lk->found = !db_col_null(st, LK_CODE_ID);
+	if (!lk->found) {
+		db_reset(st);
+		return DB_ROW;
+	}
 	lk->code_id = db_col_i64(st, LK_CODE_ID);
 	if ((t = db_col_text(st, LK_DISPLAY)) != NULL)
 		str_copy(lk->display, t, sizeof(lk->display));
@@ -360,26 +372,27 @@ unavailable(struct redeem_result *res)
 	return -1;
 }
 
-/* Canonical account and the abuse gate: step 1, shared by all entries. */
+/* The canonical account, and a client key that can be stored. */
 static int
-gate(struct svc *s, const char *account_in, char *account,
-    const char *client, struct redeem_result *res)
+inputs_ok(const char *account_in, char *account, const char *client)
 {
-	enum error_word e;
+	return account_in != NULL &&
+	    account_canonical(account_in, account) == 0 &&
+	    (client == NULL ||
+		(strlen(client) <= 254 && str_utf8_ok(client, strlen(client))));
+}
 
-	memset(res, 0, sizeof(*res));
-	if (account_in == NULL || account_canonical(account_in, account) == -1 ||
-	    (client != NULL && (strlen(client) > 254 ||
-				   !str_utf8_ok(client, strlen(client))))) {
-		res->error = ERROR_BAD_REQUEST;
-		return 0;
-	}
-	e = abuse_check(s, client, account, &res->retry_after);
-	if (e != ERROR_NONE) {
-		res->error = e;
-		return e == ERROR_UNAVAILABLE ? -1 : 0;
-	}
-	return 1;
+/* Step 1 on its own (pool claims): 1 to go on, else the answer is set. */
+static int
+gate(struct svc *s, const char *account, const char *client,
+    struct redeem_result *res)
+{
+	enum error_word e = abuse_check(s, client, account, &res->retry_after);
+
+	if (e == ERROR_NONE)
+		return 1;
+	res->error = e;
+	return e == ERROR_UNAVAILABLE ? -1 : 0;
 }
 
 int
@@ -392,27 +405,36 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 	enum error_word e;
 	int rc;
 
-	if ((rc = gate(s, account_in, account, client, res)) != 1)
-		return rc;
-	/* Step 2: parse; the check character fails a typo before the
-	 * lookup unless the tenant holds codes that have none. */
-	switch (code == NULL ? CODETEXT_EMPTY : codetext_normalize(code, norm)) {
+	memset(res, 0, sizeof(*res));
+	if (!inputs_ok(account_in, account, client) || code == NULL) {
+		res->error = ERROR_BAD_REQUEST;
+		return 0;
+	}
+	switch (codetext_normalize(code, norm)) {
 	case CODETEXT_OK:
 		break;
 	case CODETEXT_BAD_CHAR:
-		return fail(s, res, ERROR_INVALID, client, account);
+		norm[0] = '\0'; /* no code can match: invalid, after the gate */
+		break;
 	default:
 		res->error = ERROR_BAD_REQUEST;
 		return 0;
 	}
-	if (s->unchecked_codes == 0 && codetext_in_alphabet(norm) &&
-	    !codetext_check_ok(norm))
-		return fail(s, res, ERROR_INVALID, client, account);
-	rc = lookup(s, norm, account, &lk);
-	if (rc == DB_OK)
-		return fail(s, res, ERROR_INVALID, client, account);
+	rc = lookup(s, client, norm, account, &lk);
 	if (rc != DB_ROW)
 		return unavailable(res);
+	/* Step 1: the gate is decided before anything of the lookup. */
+	if ((lk.fails_client >= s->cfg.abuse_limit_client ||
+		lk.fails_account >= s->cfg.abuse_limit_account) &&
+	    (rc = gate(s, account, client, res)) != 1)
+		return rc; /* the gate's own read gives Retry-After */
+	/* Step 2: the check character fails a typo without using the
+	 * lookup, unless the tenant holds codes that have none. */
+	if (norm[0] == '\0' ||
+	    (s->unchecked_codes == 0 && codetext_in_alphabet(norm) &&
+		!codetext_check_ok(norm)) ||
+	    !lk.found)
+		return fail(s, res, ERROR_INVALID, client, account);
 	/* Step 3: a retry returns the first redemption, whatever happened
 	 * to the code since. */
 	if (lk.have_redemption) {
@@ -455,10 +477,11 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 		return unavailable(res);
 	memset(&res->r, 0, sizeof(res->r));
 	/* Re-read to give the word that explains the loss. */
-	rc = lookup(s, norm, account, &lk);
+	rc = lookup(s, client, norm, account, &lk);
 	if (rc != DB_ROW)
-		return rc == DB_OK ? fail(s, res, ERROR_INVALID, client, account)
-				   : unavailable(res);
+		return unavailable(res);
+	if (!lk.found)
+		return fail(s, res, ERROR_INVALID, client, account);
 	e = eligible(&lk, c.limit);
 	if (e == ERROR_NONE)
 		e = c.out == CLAIM_LIMIT ? ERROR_INELIGIBLE : ERROR_EXHAUSTED;
@@ -477,7 +500,12 @@ redeem_pool_claim(struct svc *s, const char *campaign,
 	struct db_stmt *st;
 	int rc;
 
-	if ((rc = gate(s, account_in, account, client, res)) != 1)
+	memset(res, 0, sizeof(*res));
+	if (!inputs_ok(account_in, account, client)) {
+		res->error = ERROR_BAD_REQUEST;
+		return 0;
+	}
+	if ((rc = gate(s, account, client, res)) != 1)
 		return rc;
 	e = campaign ? campaign_get(s, campaign, &k) : ERROR_NOT_FOUND;
 	if (e == ERROR_NONE && k.kind != CAMPAIGN_POOL)

@@ -160,16 +160,26 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "AND (expires_at IS NULL OR expires_at > UNIX_TIMESTAMP()) "
 	    "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"},
 
-	/* Steps 2 to 4 in one read: the code, its campaign, the account's
-	 * redemption of it (if any), its per-campaign count, the clock. */
+	/* Steps 1 to 4 in one read, always one row: the abuse gate's counts
+	 * for the client key and the account (decided first: nothing else
+	 * of the row is used when they are over the limit), then the code,
+	 * its campaign, the account's redemption of it, the account's
+	 * per-campaign count and the clock. */
 	S(STMT_REDEEM_LOOKUP)
-	    "SELECT c.id, c.display, c.state, c.uses, c.max_uses, "
+	    "SELECT g.nc, g.na, c.id, c.display, c.state, c.uses, c.max_uses, "
 	    "c.expires_at, " CAMPAIGN_COLUMNS ", " REDEMPTION_COLUMNS ", "
-	    "(SELECT a.n FROM campaign_accounts a WHERE a.campaign_id = k.id "
-	    "AND a.account = ?), UNIX_TIMESTAMP() "
-	    "FROM codes c JOIN campaigns k ON k.id = c.campaign_id "
+	    "a.n, UNIX_TIMESTAMP() FROM (SELECT "
+	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = ? "
+	    "AND kind = 1 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
+	    "AS nc, "
+	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = ? "
+	    "AND kind = 2 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
+	    "AS na) g "
+	    "LEFT JOIN codes c ON c.tenant_id = ? AND c.code = ? "
+	    "LEFT JOIN campaigns k ON k.id = c.campaign_id "
 	    "LEFT JOIN redemptions r ON r.code_id = c.id AND r.account = ? "
-	    "WHERE c.tenant_id = ? AND c.code = ?"},
+	    "LEFT JOIN campaign_accounts a ON a.campaign_id = k.id "
+	    "AND a.account = ?"},
 	S(STMT_REDEMPTION_BY_CODE_ACCOUNT)
 	    "SELECT " REDEMPTION_COLUMNS REDEMPTION_FROM
 	    "WHERE r.code_id = ? AND r.account = ?"},

@@ -5,7 +5,7 @@
  * child reports every outcome to the parent as a fixed-size record on a
  * pipe; the parent reaps every child, tallies, asserts, and runs verify
  * after every round. RACE_ROUNDS (default 100) sets the rounds per
- * scenario, RACE_SEED the seed of the revoker's delay.
+ * scenario, RACE_SEED the seed that picks when the revoker strikes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -66,9 +66,9 @@ struct race {
 	char code[96];
 	char (*codes)[96];
 	int ncodes;
-	int attempts;      /* spread over the children */
-	unsigned delay_us; /* the revoker's pause after the barrier */
-	int out;           /* child: the write end of the results pipe */
+	int attempts;  /* spread over the children */
+	int revoke_at; /* the revoker waits for this many uses */
+	int out;       /* child: the write end of the results pipe */
 	/* Filled by the parent. */
 	struct rec recs[RACE_MAX_RECS];
 	int nrecs;
@@ -661,21 +661,26 @@ START_TEST(test_race_pool)
 }
 END_TEST
 
-/* 6: the last child revokes the code after a pause; the others redeem
- * with two accounts each. */
+/*
+ * 6: the last child revokes the code once it sees r->revoke_at seats
+ * taken (0: at once; 10: after the last one), so across rounds the
+ * revoke lands before, during and after the claims; the others redeem
+ * with two accounts each.
+ */
 static void
 fn_revoke(struct race *r, struct svc *svc, int child)
 {
 	struct code_info ci;
-	struct timespec ts;
 	struct rec rec;
 	char account[64];
+	double until = now_s() + 5;
 	int j;
 
 	if (child == r->nchildren - 1) {
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)r->delay_us * 1000;
-		nanosleep(&ts, NULL);
+		while (r->revoke_at > 0 && now_s() < until &&
+		       code_get(svc, r->code, &ci) == ERROR_NONE &&
+		       ci.uses < r->revoke_at)
+			;
 		memset(&rec, 0, sizeof(rec));
 		memset(&ci, 0, sizeof(ci));
 		rec.child = child;
@@ -712,7 +717,7 @@ START_TEST(test_race_revoke_vs_claims)
 		fx_campaign(name, 0, 0, 0);
 		fx_codes(name, 1, 10, codes);
 		snprintf(r->code, sizeof(r->code), "%s", codes[0]);
-		r->delay_us = (unsigned)rand_r(&seed) % 2000;
+		r->revoke_at = rand_r(&seed) % 11;
 		race_round(r);
 		ck_assert_int_eq(r->nrecs, r->attempts + 1);
 		memset(&rt, 0, sizeof(rt));
@@ -733,9 +738,9 @@ START_TEST(test_race_revoke_vs_claims)
 					      x->error == ERROR_REVOKED ||
 					      x->error == ERROR_EXHAUSTED) &&
 					  !x->already,
-			    "round %d (seed %u, delay %u us): child %d: %s, "
+			    "round %d (seed %u, revoke at %d): child %d: %s, "
 			    "already %d",
-			    r->round, r->seed, r->delay_us, x->child,
+			    r->round, r->seed, r->revoke_at, x->child,
 			    error_name((enum error_word)x->error), x->already);
 			tally_add(&rt, x);
 			tally_add(&t, x);
