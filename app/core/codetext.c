@@ -49,7 +49,12 @@ codetext_in_alphabet(const char *norm)
 	return 1;
 }
 
-/* Luhn mod N: from the right, every second value doubled and folded. */
+/*
+ * Luhn mod 31: from the right, every second value doubled. The modulus is
+ * prime, so doubling mod 31 is a permutation (Luhn's digit fold is one only
+ * for an even modulus): every substitution of one character and every
+ * swap of two different neighbours changes the sum.
+ */
 static int
 luhn_sum(const char *s, size_t n, int factor)
 {
@@ -57,10 +62,7 @@ luhn_sum(const char *s, size_t n, int factor)
 	size_t i;
 
 	for (i = n; i > 0; i--) {
-		int v = alpha_index(s[i - 1]) * factor;
-
-		v = v / CODE_ALPHABET_LEN + v % CODE_ALPHABET_LEN;
-		sum += v;
+		sum += alpha_index(s[i - 1]) * factor % CODE_ALPHABET_LEN;
 		factor = factor == 2 ? 1 : 2;
 	}
 	return sum;

@@ -1,7 +1,7 @@
 /*
  * The text of codes: normalization, the unambiguous alphabet, the check
  * character (Luhn mod 31, which catches every single-character typo and
- * most swaps of neighbours) and random generation from libsodium.
+ * every swap of two different neighbours) and random generation from libsodium.
  * No database here.
  */
 #ifndef CODETEXT_H

@@ -1,7 +1,7 @@
 #include "../lib/common.h"
 #include "catalog.h"
 
-#define S(id) [id] = {#id,
+#define S(id) [id] = {.name = #id, .sql =
 
 /* Column lists shared by several statements (readers index them). */
 #define CAMPAIGN_COLUMNS                                                  \

@@ -29,7 +29,7 @@ str_to_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 	char *end;
 	long long v;
 
-	if (s == NULL || *s == '\0' || *s == ' ' || *s == '+')
+	if (s == NULL || (*s != '-' && (*s < '0' || *s > '9')))
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -94,13 +94,21 @@ str_rfc3339(int64_t t, char out[32])
 		out[0] = '\0';
 }
 
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
 int
 str_parse_time(const char *s, int64_t *out)
 {
-	struct tm tm;
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+	struct tm tm, norm;
 	const char *p;
+	time_t t;
 	int64_t v;
-	int off = 0;
+	int off = 0, i;
 
 	if (s == NULL || *s == '\0')
 		return -1;
@@ -108,22 +116,31 @@ str_parse_time(const char *s, int64_t *out)
 		*out = v;
 		return 0;
 	}
+	/* Fixed-width fields, as RFC 3339 has them. */
+	for (i = 0; shape[i] != '\0'; i++)
+		if (shape[i] == 'd' ? !is_digit(s[i]) : s[i] != shape[i])
+			return -1;
 	memset(&tm, 0, sizeof(tm));
 	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (p == NULL)
+	if (p != s + sizeof(shape) - 1)
 		return -1;
 	if (*p == '.') { /* fractional seconds are accepted and dropped */
-		p++;
-		while (*p >= '0' && *p <= '9')
+		if (!is_digit(*++p))
+			return -1;
+		while (is_digit(*p))
 			p++;
 	}
 	if (*p == 'Z' || *p == 'z')
 		p++;
 	else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':' &&
-	    p[1] >= '0' && p[1] <= '9' && p[2] >= '0' && p[2] <= '9' &&
-	    p[4] >= '0' && p[4] <= '9' && p[5] >= '0' && p[5] <= '9') {
-		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
-		    ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+	    is_digit(p[1]) && is_digit(p[2]) && is_digit(p[4]) &&
+	    is_digit(p[5])) {
+		int hh = (p[1] - '0') * 10 + (p[2] - '0');
+		int mm = (p[4] - '0') * 10 + (p[5] - '0');
+
+		if (hh > 23 || mm > 59)
+			return -1;
+		off = hh * 3600 + mm * 60;
 		if (*p == '-')
 			off = -off;
 		p += 6;
@@ -131,7 +148,12 @@ str_parse_time(const char *s, int64_t *out)
 		return -1;
 	if (*p != '\0')
 		return -1;
-	*out = (int64_t)timegm(&tm) - off;
+	/* timegm normalizes Feb 30 to Mar 2: refuse what it had to move. */
+	norm = tm;
+	if ((t = timegm(&norm)) == (time_t)-1 || norm.tm_mday != tm.tm_mday ||
+	    norm.tm_mon != tm.tm_mon || norm.tm_year != tm.tm_year)
+		return -1;
+	*out = (int64_t)t - off;
 	return *out < 0 ? -1 : 0;
 }
 
