@@ -75,9 +75,13 @@ START_TEST(test_codetext_normalize_hostile)
 	    {"AB+CD", CODETEXT_BAD_CHAR},
 	    {"AB'CD", CODETEXT_BAD_CHAR},
 	    {"%00", CODETEXT_BAD_CHAR},
-	    {"\xc3\xa9t\xc3\xa9", CODETEXT_BAD_CHAR},    /* "été" */
-	    {"AB\xc2\xa0" "CD", CODETEXT_BAD_CHAR},    /* NBSP */
-	    {"\xef\xbc\xa1" "BCD", CODETEXT_BAD_CHAR}, /* fullwidth A */
+	    {"\xc3\xa9t\xc3\xa9", CODETEXT_BAD_CHAR}, /* "été" */
+	    {"AB\xc2\xa0"
+	     "CD",
+		CODETEXT_BAD_CHAR}, /* NBSP */
+	    {"\xef\xbc\xa1"
+	     "BCD",
+		CODETEXT_BAD_CHAR}, /* fullwidth A */
 	    {"AB\nCD", CODETEXT_BAD_UTF8},
 	    {"AB\rCD", CODETEXT_BAD_UTF8},
 	    {"\x01", CODETEXT_BAD_UTF8},
@@ -298,61 +302,56 @@ START_TEST(test_codetext_check_exhaustive)
 }
 END_TEST
 
-START_TEST(test_codetext_generate_shapes)
+/* One generated code has the shape asked for: prefix, length, alphabet,
+ * check, and a display of PREFIX-XXXX-XXXX-... that normalizes back. */
+static void
+check_generated(const char *prefix, int length, int check)
 {
-	static const char *const prefixes[] = {"", "A", "VXP",
-	    "ABCDEFGHJKMNPQRS"}; /* CODE_PREFIX_MAX */
 	char norm[CODE_MAX + 1], display[CODE_DISPLAY_MAX];
 	char back[CODE_MAX + 1], group[CODE_DISPLAY_MAX];
-	size_t p, plen;
-	int length, check;
+	size_t plen = strlen(prefix);
+
+	ck_assert_int_eq(
+	    codetext_generate(prefix, length, check, norm, display), 0);
+	ck_assert_uint_eq(strlen(norm), plen + (size_t)length);
+	ck_assert_int_eq(strncmp(norm, prefix, plen), 0);
+	ck_assert_int_eq(codetext_in_alphabet(norm), 1);
+	if (check)
+		ck_assert_int_eq(codetext_check_ok(norm), 1);
+	ck_assert_uint_lt(strlen(display), CODE_DISPLAY_MAX);
+	codetext_group(norm + plen, group);
+	if (plen > 0) {
+		ck_assert_int_eq(strncmp(display, prefix, plen), 0);
+		ck_assert_int_eq(display[plen], '-');
+		ck_assert_str_eq(display + plen + 1, group);
+	} else
+		ck_assert_str_eq(display, group);
+	ck_assert_int_eq(codetext_normalize(display, back), CODETEXT_OK);
+	ck_assert_str_eq(back, norm);
+}
+
+START_TEST(test_codetext_generate_shapes)
+{
+	static const char *const prefixes[] = {
+	    "", "A", "VXP", "ABCDEFGHJKMNPQRS"}; /* CODE_PREFIX_MAX */
+	size_t p;
+	int length;
 
 	ck_assert_uint_eq(strlen(prefixes[3]), CODE_PREFIX_MAX);
-	for (p = 0; p < NELEM(prefixes); p++) {
-		plen = strlen(prefixes[p]);
+	for (p = 0; p < NELEM(prefixes); p++)
 		for (length = CODE_LENGTH_MIN; length <= CODE_LENGTH_MAX;
 		     length++) {
-			for (check = 0; check <= 1; check++) {
-				ck_assert_int_eq(codetext_generate(prefixes[p],
-						     length, check, norm,
-						     display),
-				    0);
-				ck_assert_uint_eq(strlen(norm),
-				    plen + (size_t)length);
-				ck_assert_int_eq(
-				    strncmp(norm, prefixes[p], plen), 0);
-				ck_assert_int_eq(codetext_in_alphabet(norm), 1);
-				if (check)
-					ck_assert_int_eq(
-					    codetext_check_ok(norm), 1);
-				/* Display: PREFIX-XXXX-XXXX-..., back to norm. */
-				ck_assert_uint_lt(strlen(display),
-				    CODE_DISPLAY_MAX);
-				codetext_group(norm + plen, group);
-				if (plen > 0) {
-					ck_assert_int_eq(strncmp(display,
-							     prefixes[p], plen),
-					    0);
-					ck_assert_int_eq(display[plen], '-');
-					ck_assert_str_eq(display + plen + 1,
-					    group);
-				} else
-					ck_assert_str_eq(display, group);
-				ck_assert_int_eq(
-				    codetext_normalize(display, back),
-				    CODETEXT_OK);
-				ck_assert_str_eq(back, norm);
-			}
+			check_generated(prefixes[p], length, 0);
+			check_generated(prefixes[p], length, 1);
 		}
-	}
 }
 END_TEST
 
 START_TEST(test_codetext_generate_bad)
 {
 	char norm[CODE_MAX + 1], display[CODE_DISPLAY_MAX];
-	static const int lengths[] = {-1, 0, 1, CODE_LENGTH_MIN - 1,
-	    CODE_LENGTH_MAX + 1, 1000};
+	static const int lengths[] = {
+	    -1, 0, 1, CODE_LENGTH_MIN - 1, CODE_LENGTH_MAX + 1, 1000};
 	size_t i;
 
 	for (i = 0; i < NELEM(lengths); i++) {
@@ -361,9 +360,8 @@ START_TEST(test_codetext_generate_bad)
 		ck_assert_int_eq(
 		    codetext_generate("", lengths[i], 0, norm, display), -1);
 	}
-	ck_assert_int_eq(codetext_generate("ABCDEFGHJKMNPQRST", 8, 1, norm,
-			     display),
-	    -1);
+	ck_assert_int_eq(
+	    codetext_generate("ABCDEFGHJKMNPQRST", 8, 1, norm, display), -1);
 }
 END_TEST
 
@@ -387,7 +385,7 @@ START_TEST(test_codetext_generate_random)
 		    0);
 		for (j = 0; j + 1 < CODE_LENGTH_DEFAULT; j++)
 			seen[strchr(CODE_ALPHABET, codes[i][j]) -
-			    CODE_ALPHABET]++;
+			     CODE_ALPHABET]++;
 	}
 	/* Every character of the alphabet is drawn. */
 	for (j = 0; j < CODE_ALPHABET_LEN; j++)
@@ -462,10 +460,12 @@ START_TEST(test_codetext_account_canonical_hostile)
 	    "a\tb",
 	    "a\nb",
 	    "a@b\r",
-	    "\x01" "a",
+	    "\x01"
+	    "a",
 	    "a\x1b[2J",
 	    "a\x7f",
-	    "a\xc2\x85" "b", /* C1 NEL */
+	    "a\xc2\x85"
+	    "b", /* C1 NEL */
 	    "a\xff",
 	    "a\xc3",
 	    "\xc0\xae",

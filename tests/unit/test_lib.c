@@ -42,8 +42,7 @@ START_TEST(test_lib_str_copy_truncates)
 
 	ck_assert_int_eq(str_copy(dst, "12345678", sizeof(dst)), -1);
 	ck_assert_str_eq(dst, "1234567");
-	ck_assert_int_eq(str_copy(dst, "a much longer text", sizeof(dst)),
-	    -1);
+	ck_assert_int_eq(str_copy(dst, "a much longer text", sizeof(dst)), -1);
 	ck_assert_str_eq(dst, "a much ");
 	ck_assert_int_eq(str_copy(one, "x", sizeof(one)), -1);
 	ck_assert_str_eq(one, "");
@@ -86,15 +85,15 @@ START_TEST(test_lib_str_to_i64_ranges)
 
 	for (i = 0; i < NELEM(ok); i++) {
 		v = 42;
-		ck_assert_msg(str_to_i64(ok[i].in, ok[i].min, ok[i].max,
-				  &v) == 0,
+		ck_assert_msg(
+		    str_to_i64(ok[i].in, ok[i].min, ok[i].max, &v) == 0,
 		    "\"%s\" refused", ok[i].in);
 		ck_assert_int_eq(v, ok[i].want);
 	}
 	for (i = 0; i < NELEM(bad); i++) {
 		v = 42;
-		ck_assert_msg(str_to_i64(bad[i].in, bad[i].min, bad[i].max,
-				  &v) == -1,
+		ck_assert_msg(
+		    str_to_i64(bad[i].in, bad[i].min, bad[i].max, &v) == -1,
 		    "\"%s\" accepted in [%lld, %lld]", bad[i].in,
 		    (long long)bad[i].min, (long long)bad[i].max);
 		ck_assert_int_eq(v, 42); /* untouched on failure */
@@ -131,8 +130,8 @@ START_TEST(test_lib_str_to_i64_garbage)
 
 	ck_assert_int_eq(str_to_i64(NULL, INT64_MIN, INT64_MAX, &v), -1);
 	for (i = 0; i < NELEM(bad); i++)
-		ck_assert_msg(str_to_i64(bad[i], INT64_MIN, INT64_MAX, &v) ==
-			-1,
+		ck_assert_msg(
+		    str_to_i64(bad[i], INT64_MIN, INT64_MAX, &v) == -1,
 		    "bad[%zu] \"%s\" accepted as %lld", i, bad[i],
 		    (long long)v);
 	ck_assert_int_eq(v, 42);
@@ -143,14 +142,14 @@ END_TEST
  * other spaces be: a whole decimal integer starts with '-' or a digit. */
 START_TEST(test_lib_str_to_i64_leading_space)
 {
-	static const char *const bad[] = {"\t1", "\n1", "\r1", "\v1", "\f1",
-	    " -1", "\t-1"};
+	static const char *const bad[] = {
+	    "\t1", "\n1", "\r1", "\v1", "\f1", " -1", "\t-1"};
 	int64_t v = 42;
 	size_t i;
 
 	for (i = 0; i < NELEM(bad); i++)
-		ck_assert_msg(str_to_i64(bad[i], INT64_MIN, INT64_MAX, &v) ==
-			-1,
+		ck_assert_msg(
+		    str_to_i64(bad[i], INT64_MIN, INT64_MAX, &v) == -1,
 		    "bad[%zu] (white space before a number) accepted as %lld",
 		    i, (long long)v);
 	ck_assert_int_eq(v, 42);
@@ -164,21 +163,19 @@ START_TEST(test_lib_str_utf8_ok_valid)
 		size_t len;
 	} ok[] = {
 #define T(lit) {lit, sizeof(lit) - 1}
-	    T(""),
-	    T("plain ASCII, with punctuation ~!"),
-	    T("tab\tinside"),
-	    T("\xc2\xa0"),		    /* U+00A0, right after C1 */
-	    T("\xc3\xa9"),		    /* U+00E9 */
-	    T("\xdf\xbf"),		    /* U+07FF, last of 2 bytes */
-	    T("\xe0\xa0\x80"),	    /* U+0800, first of 3 bytes */
-	    T("\xe2\x82\xac"),	    /* U+20AC euro */
-	    T("\xed\x9f\xbf"),	    /* U+D7FF, before the surrogates */
-	    T("\xee\x80\x80"),	    /* U+E000, after them */
-	    T("\xef\xbf\xbd"),	    /* U+FFFD */
-	    T("\xef\xbf\xbf"),	    /* U+FFFF */
-	    T("\xf0\x90\x80\x80"),	    /* U+10000, first of 4 bytes */
-	    T("\xf0\x9f\x98\x80"),	    /* U+1F600 */
-	    T("\xf4\x8f\xbf\xbf"),	    /* U+10FFFF, the last */
+	    T(""), T("plain ASCII, with punctuation ~!"), T("tab\tinside"),
+	    T("\xc2\xa0"),                  /* U+00A0, right after C1 */
+	    T("\xc3\xa9"),                  /* U+00E9 */
+	    T("\xdf\xbf"),                  /* U+07FF, last of 2 bytes */
+	    T("\xe0\xa0\x80"),              /* U+0800, first of 3 bytes */
+	    T("\xe2\x82\xac"),              /* U+20AC euro */
+	    T("\xed\x9f\xbf"),              /* U+D7FF, before the surrogates */
+	    T("\xee\x80\x80"),              /* U+E000, after them */
+	    T("\xef\xbf\xbd"),              /* U+FFFD */
+	    T("\xef\xbf\xbf"),              /* U+FFFF */
+	    T("\xf0\x90\x80\x80"),          /* U+10000, first of 4 bytes */
+	    T("\xf0\x9f\x98\x80"),          /* U+1F600 */
+	    T("\xf4\x8f\xbf\xbf"),          /* U+10FFFF, the last */
 	    T("Zo\xc3\xab \xe2\x82\xac 5"), /* mixed */
 #undef T
 	};
@@ -187,8 +184,8 @@ START_TEST(test_lib_str_utf8_ok_valid)
 
 	for (i = 0; i < NELEM(ok); i++) {
 		p = exact_copy(ok[i].s, ok[i].len);
-		ck_assert_msg(str_utf8_ok(p, ok[i].len) == 1,
-		    "ok[%zu] refused", i);
+		ck_assert_msg(
+		    str_utf8_ok(p, ok[i].len) == 1, "ok[%zu] refused", i);
 		free(p);
 	}
 }
@@ -240,7 +237,9 @@ START_TEST(test_lib_str_utf8_ok_invalid)
 	    T("\xe2\x82", "truncated 3 bytes"),
 	    T("\xe2", "truncated 3 bytes, lead only"),
 	    T("\xf0\x9f\x98", "truncated 4 bytes"),
-	    T("\xe2\x82" "A", "ASCII inside a sequence"),
+	    T("\xe2\x82"
+	      "A",
+		"ASCII inside a sequence"),
 	    T("\xc3\xc3\xa9", "lead inside a sequence"),
 	    T("\xf0\x9f\x98\x80\x80", "extra continuation"),
 #undef T
@@ -415,8 +414,7 @@ END_TEST
 
 START_TEST(test_lib_str_hex)
 {
-	static const unsigned char in[] = {0x00, 0x01, 0x7f, 0x80, 0xab,
-	    0xff};
+	static const unsigned char in[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
 	char out[2 * sizeof(in) + 1];
 
 	str_hex(in, sizeof(in), out);
@@ -513,8 +511,7 @@ START_TEST(test_lib_buf_printf)
 	buf_init(&b, 0);
 	buf_printf(&b, "%s=%d;", "a", 1);
 	buf_printf(&b, "%lld|%05.1f|%%|%c", (long long)INT64_MIN, 2.5, 'z');
-	ck_assert_str_eq(buf_cstr(&b),
-	    "a=1;-9223372036854775808|002.5|%|z");
+	ck_assert_str_eq(buf_cstr(&b), "a=1;-9223372036854775808|002.5|%|z");
 	buf_reset(&b);
 	/* Longer than the first allocation: the buffer grows for it. */
 	for (i = 0; i < 300; i++)
