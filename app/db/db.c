@@ -114,7 +114,7 @@ dsn_parse(const char *s, struct dsn *d, char *err, size_t errlen)
 		return -1;
 	}
 	if (q != NULL) {
-		if (strncmp(q, "?socket=", 8) != 0 ||
+		if (strncmp(q, "?socket=", 8) != 0 || q[8] == '\0' ||
 		    pct_decode(q + 8, strlen(q + 8), d->socket,
 			sizeof(d->socket)) == -1) {
 			snprintf(err, errlen,

@@ -46,8 +46,8 @@ redeemed_events(void)
 static void
 claim_fresh(const char *pool, const char *account, struct redeem_result *res)
 {
-	ck_assert_int_eq(redeem_pool_claim(&fx.svc, pool, account, CLIENT, res),
-	    0);
+	ck_assert_int_eq(
+	    redeem_pool_claim(&fx.svc, pool, account, CLIENT, res), 0);
 	ck_assert_msg(res->error == ERROR_NONE, "%s for %s: %s", pool, account,
 	    error_name(res->error));
 	ck_assert_int_eq(res->already, 0);
@@ -60,9 +60,8 @@ claim_word(const char *pool, const char *account)
 {
 	struct redeem_result res;
 
-	ck_assert_int_eq(redeem_pool_claim(&fx.svc, pool, account, CLIENT,
-			     &res),
-	    0);
+	ck_assert_int_eq(
+	    redeem_pool_claim(&fx.svc, pool, account, CLIENT, &res), 0);
 	if (res.error != ERROR_NONE)
 		ck_assert_int_eq(res.already, 0);
 	return res.error;
@@ -119,8 +118,8 @@ START_TEST(test_pool_claim)
 	ck_assert_int_eq(again.r.seq, res.r.seq);
 	ck_assert_str_eq(again.r.account, "a@example.com");
 	/* And redeem_code of that code by that account is a replay too. */
-	ck_assert_int_eq(redeem_code(&fx.svc, res.r.code, "a@example.com",
-			     CLIENT, &again),
+	ck_assert_int_eq(
+	    redeem_code(&fx.svc, res.r.code, "a@example.com", CLIENT, &again),
 	    0);
 	ck_assert_int_eq(again.error, ERROR_NONE);
 	ck_assert_int_eq(again.already, 1);
@@ -147,10 +146,10 @@ START_TEST(test_pool_distinct_codes_then_exhausted)
 		seen[k] = 1;
 		assert_code(res.r.code, "redeemed", 1);
 	}
-	ck_assert_int_eq(claim_word("pool", "late@example.com"),
-	    ERROR_EXHAUSTED);
-	ck_assert_int_eq(claim_word("pool", "later@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    claim_word("pool", "late@example.com"), ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    claim_word("pool", "later@example.com"), ERROR_EXHAUSTED);
 	/* Those who have one still get theirs. */
 	ck_assert_int_eq(claim_word("pool", "u3@example.com"), ERROR_NONE);
 	ck_assert_int_eq(redeemed_events(), 5);
@@ -164,12 +163,12 @@ START_TEST(test_pool_not_found)
 	char codes[1][96], long_name[100];
 	size_t i;
 	const char *bad[] = {
-		"nosuch",
-		"shared", /* a shared campaign is not a pool */
-		"",
-		long_name,
-		"po ol",
-		"\xff",
+	    "nosuch",
+	    "shared", /* a shared campaign is not a pool */
+	    "",
+	    long_name,
+	    "po ol",
+	    "\xff",
 	};
 
 	memset(long_name, 'p', 99);
@@ -177,12 +176,11 @@ START_TEST(test_pool_not_found)
 	fx_campaign("shared", 0, 0, 0);
 	fx_codes("shared", 1, 5, codes);
 	for (i = 0; i < NELEM(bad); i++)
-		ck_assert_msg(claim_word(bad[i], "a@example.com") ==
-			ERROR_NOT_FOUND,
+		ck_assert_msg(
+		    claim_word(bad[i], "a@example.com") == ERROR_NOT_FOUND,
 		    "campaign %zu", i);
-	ck_assert_int_eq(redeem_pool_claim(&fx.svc, NULL, "a@example.com",
-			     CLIENT, &res),
-	    0);
+	ck_assert_int_eq(
+	    redeem_pool_claim(&fx.svc, NULL, "a@example.com", CLIENT, &res), 0);
 	ck_assert_int_eq(res.error, ERROR_NOT_FOUND);
 	assert_code(codes[0], "active", 0);
 	fx_verify_clean();
@@ -195,12 +193,12 @@ START_TEST(test_pool_bad_request)
 	char codes[2][96], long_account[300];
 	size_t i;
 	const char *bad[] = {
-		NULL,
-		"",
-		"  ",
-		long_account,
-		"\xff@example.com",
-		"a\x01@example.com",
+	    NULL,
+	    "",
+	    "  ",
+	    long_account,
+	    "\xff@example.com",
+	    "a\x01@example.com",
 	};
 
 	memset(long_account, 'a', 255);
@@ -208,8 +206,8 @@ START_TEST(test_pool_bad_request)
 	fx_campaign("pool", 1, 0, 0);
 	fx_codes("pool", 2, 1, codes);
 	for (i = 0; i < NELEM(bad); i++) {
-		ck_assert_int_eq(redeem_pool_claim(&fx.svc, "pool", bad[i],
-				     CLIENT, &res),
+		ck_assert_int_eq(
+		    redeem_pool_claim(&fx.svc, "pool", bad[i], CLIENT, &res),
 		    0);
 		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "account %zu: %s",
 		    i, error_name(res.error));
@@ -257,8 +255,8 @@ START_TEST(test_pool_window)
 	k.starts_at = (int64_t)now + 3600;
 	ck_assert_int_eq(campaign_create(&fx.svc, &k), ERROR_NONE);
 	fx_codes("later", 1, 1, codes);
-	ck_assert_int_eq(claim_word("later", "a@example.com"),
-	    ERROR_INELIGIBLE);
+	ck_assert_int_eq(
+	    claim_word("later", "a@example.com"), ERROR_INELIGIBLE);
 	ck_assert_int_eq(count_rows("SELECT COUNT(*) FROM redemptions"), 0);
 	fx_verify_clean();
 }
@@ -303,8 +301,10 @@ START_TEST(test_pool_skips_unusable_codes)
 	fx_codes("pool", 3, 1, codes);
 	ck_assert_int_eq(code_revoke(&fx.svc, codes[0], &ci), ERROR_NONE);
 	ck_assert_int_eq(code_get(&fx.svc, codes[1], &ci), ERROR_NONE);
-	snprintf(sql, sizeof(sql), "UPDATE codes SET expires_at = 1 WHERE "
-	    "id = %lld", (long long)ci.id);
+	snprintf(sql, sizeof(sql),
+	    "UPDATE codes SET expires_at = 1 WHERE "
+	    "id = %lld",
+	    (long long)ci.id);
 	fx_sql(sql);
 	claim_fresh("pool", "a@example.com", &res);
 	ck_assert_str_eq(res.r.code, codes[2]);
@@ -377,10 +377,10 @@ START_TEST(test_pool_rate_limited)
 	fx_campaign("closed", 1, 0, 0);
 	ck_assert_int_eq(campaign_close(&fx.svc, "closed", &k), ERROR_NONE);
 	for (i = 0; i < 2; i++)
-		ck_assert_int_eq(claim_word("closed", "a@example.com"),
-		    ERROR_REVOKED);
-	ck_assert_int_eq(redeem_pool_claim(&fx.svc, "pool", "b@example.com",
-			     CLIENT, &res),
+		ck_assert_int_eq(
+		    claim_word("closed", "a@example.com"), ERROR_REVOKED);
+	ck_assert_int_eq(
+	    redeem_pool_claim(&fx.svc, "pool", "b@example.com", CLIENT, &res),
 	    0);
 	ck_assert_int_eq(res.error, ERROR_RATE_LIMITED);
 	ck_assert_int_gt(res.retry_after, 0);

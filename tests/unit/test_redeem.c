@@ -5,14 +5,12 @@
  * Every test that writes ends with verify (G1-G8) clean.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <check.h>
 
 #include "../../app/lib/common.h"
-#include "../../app/core/abuse.h"
 #include "../../app/core/campaigns.h"
 #include "../../app/core/codes.h"
 #include "../../app/core/redeem.h"
@@ -223,12 +221,12 @@ START_TEST(test_redeem_replay)
 		const char *account;
 		int lower, nodash, spaced;
 	} variant[] = {
-		{"a@example.com", 0, 0, 0},
-		{"A@EXAMPLE.COM", 0, 0, 0},
-		{"  a@Example.com\t", 1, 0, 0},
-		{"a@example.com", 0, 1, 0},
-		{"a@example.com", 1, 1, 1},
-		{"\tA@example.COM ", 0, 0, 1},
+	    {"a@example.com", 0, 0, 0},
+	    {"A@EXAMPLE.COM", 0, 0, 0},
+	    {"  a@Example.com\t", 1, 0, 0},
+	    {"a@example.com", 0, 1, 0},
+	    {"a@example.com", 1, 1, 1},
+	    {"\tA@example.COM ", 0, 0, 1},
 	};
 	struct redeem_result first, res;
 	char code[96], typed[CODE_INPUT_MAX + 1];
@@ -300,11 +298,11 @@ START_TEST(test_redeem_multi_use_state_machine)
 			snprintf(account, sizeof(account), "u%lld@example.com",
 			    (long long)u);
 			redeem_fresh(code, account, &res);
-			assert_code(code, u < max_uses[i] ? "active" : "exhausted",
-			    u);
+			assert_code(
+			    code, u < max_uses[i] ? "active" : "exhausted", u);
 		}
-		ck_assert_int_eq(redeem_word(code, "late@example.com"),
-		    ERROR_EXHAUSTED);
+		ck_assert_int_eq(
+		    redeem_word(code, "late@example.com"), ERROR_EXHAUSTED);
 		assert_code(code, "exhausted", max_uses[i]);
 	}
 	fx_verify_clean();
@@ -316,13 +314,13 @@ START_TEST(test_redeem_invalid)
 	char code[96], typo[96], unknown[CODE_MAX + 1], disp[CODE_DISPLAY_MAX];
 	size_t i;
 	const char *bad[] = {
-		unknown,	/* well formed, good check character, absent */
-		typo,		/* a real code, check character changed */
-		"OOOO-0000",	/* outside the alphabet: no check possible */
-		"ILL1-0O0O",
-		"K7PQ!XM3D",	/* punctuation */
-		"K7PQ_XM3D",
-		"\xc3\x84" "BCD", /* UTF-8, but not a code character */
+	    unknown,     /* well formed, good check character, absent */
+	    typo,        /* a real code, check character changed */
+	    "OOOO-0000", /* outside the alphabet: no check possible */
+	    "ILL1-0O0O", "K7PQ!XM3D", /* punctuation */
+	    "K7PQ_XM3D",
+	    "\xc3\x84"
+	    "BCD", /* UTF-8, but not a code character */
 	};
 
 	one_code("spring", 5, code);
@@ -330,7 +328,7 @@ START_TEST(test_redeem_invalid)
 	typo_check_char(code, typo, sizeof(typo));
 	for (i = 0; i < NELEM(bad); i++)
 		ck_assert_msg(redeem_word_from(bad[i], "a@example.com", NULL) ==
-			ERROR_INVALID,
+				  ERROR_INVALID,
 		    "'%s' is not invalid", bad[i]);
 	assert_code(code, "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
@@ -484,8 +482,8 @@ START_TEST(test_redeem_ineligible_not_started)
 	k.starts_at = (int64_t)time(NULL) + 3600;
 	ck_assert_int_eq(campaign_create(&fx.svc, &k), ERROR_NONE);
 	fx_codes("later", 1, 5, codes);
-	ck_assert_int_eq(redeem_word(codes[0], "a@example.com"),
-	    ERROR_INELIGIBLE);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "a@example.com"), ERROR_INELIGIBLE);
 	assert_code(codes[0], "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
@@ -523,15 +521,14 @@ START_TEST(test_redeem_ineligible_account_limit)
 	redeem_fresh(codes[1], "a@example.com", &res);
 	/* The limit is across the campaign's codes, on the canonical
 	 * account. */
-	ck_assert_int_eq(redeem_word(codes[2], "a@example.com"),
-	    ERROR_INELIGIBLE);
-	ck_assert_int_eq(redeem_word(codes[2], " A@EXAMPLE.COM "),
-	    ERROR_INELIGIBLE);
+	ck_assert_int_eq(
+	    redeem_word(codes[2], "a@example.com"), ERROR_INELIGIBLE);
+	ck_assert_int_eq(
+	    redeem_word(codes[2], " A@EXAMPLE.COM "), ERROR_INELIGIBLE);
 	assert_code(codes[2], "active", 0);
 	/* A replay within the limit is still a replay. */
-	ck_assert_int_eq(redeem_code(&fx.svc, codes[1], "a@example.com", CLIENT,
-			     &res),
-	    0);
+	ck_assert_int_eq(
+	    redeem_code(&fx.svc, codes[1], "a@example.com", CLIENT, &res), 0);
 	ck_assert_int_eq(res.error, ERROR_NONE);
 	ck_assert_int_eq(res.already, 1);
 	/* Another account has its own count. */
@@ -567,10 +564,10 @@ START_TEST(test_redeem_exhausted_budget)
 	redeem_fresh(codes[0], "a@example.com", &res);
 	redeem_fresh(codes[1], "b@example.com", &res);
 	/* The codes have room; the campaign has none. */
-	ck_assert_int_eq(redeem_word(codes[0], "c@example.com"),
-	    ERROR_EXHAUSTED);
-	ck_assert_int_eq(redeem_word(codes[1], "c@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "c@example.com"), ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[1], "c@example.com"), ERROR_EXHAUSTED);
 	assert_code(codes[0], "active", 1);
 	assert_code(codes[1], "active", 1);
 	ck_assert_int_eq(campaign_get(&fx.svc, "budget", &k), ERROR_NONE);
@@ -597,13 +594,13 @@ START_TEST(test_redeem_rate_limited)
 	one_code("spring", 10, code);
 	ck_assert_int_eq(codetext_generate("", 8, 1, unknown, disp), 0);
 	for (i = 0; i < 3; i++)
-		ck_assert_int_eq(redeem_word_from(disp, "x@example.com",
-				     "203.0.113.9"),
+		ck_assert_int_eq(
+		    redeem_word_from(disp, "x@example.com", "203.0.113.9"),
 		    ERROR_INVALID);
 	ck_assert_int_eq(abuse_rows(), 6);
 	/* The gate is before the lookup: a good code is refused too. */
-	ck_assert_int_eq(redeem_code(&fx.svc, code, "x@example.com",
-			     "203.0.113.9", &res),
+	ck_assert_int_eq(
+	    redeem_code(&fx.svc, code, "x@example.com", "203.0.113.9", &res),
 	    0);
 	ck_assert_int_eq(res.error, ERROR_RATE_LIMITED);
 	ck_assert_int_gt(res.retry_after, 0);
@@ -615,7 +612,8 @@ START_TEST(test_redeem_rate_limited)
 	 * another client key: both limited. */
 	ck_assert_int_eq(redeem_word_from(code, "y@example.com", "203.0.113.9"),
 	    ERROR_RATE_LIMITED);
-	ck_assert_int_eq(redeem_word_from(code, "X@Example.com", "203.0.113.10"),
+	ck_assert_int_eq(
+	    redeem_word_from(code, "X@Example.com", "203.0.113.10"),
 	    ERROR_RATE_LIMITED);
 	/* Neither: redeems. */
 	redeem_fresh(code, "z@example.com", &res);
@@ -637,16 +635,17 @@ START_TEST(test_redeem_rate_limited_account_across_clients)
 	ck_assert_int_eq(codetext_generate("", 8, 1, unknown, disp), 0);
 	for (i = 0; i < 3; i++) {
 		snprintf(client, sizeof(client), "192.0.2.%d", i + 1);
-		ck_assert_int_eq(redeem_word_from(disp, "x@example.com", client),
+		ck_assert_int_eq(
+		    redeem_word_from(disp, "x@example.com", client),
 		    ERROR_INVALID);
 	}
 	ck_assert_int_eq(redeem_word_from(code, "x@example.com", "192.0.2.99"),
 	    ERROR_RATE_LIMITED);
-	ck_assert_int_eq(redeem_word_from(code, "x@example.com", NULL),
-	    ERROR_RATE_LIMITED);
+	ck_assert_int_eq(
+	    redeem_word_from(code, "x@example.com", NULL), ERROR_RATE_LIMITED);
 	/* Each client key has one failure: still allowed. */
-	ck_assert_int_eq(redeem_word_from(code, "w@example.com", "192.0.2.1"),
-	    ERROR_NONE);
+	ck_assert_int_eq(
+	    redeem_word_from(code, "w@example.com", "192.0.2.1"), ERROR_NONE);
 	fx_verify_clean();
 }
 END_TEST
@@ -659,8 +658,8 @@ START_TEST(test_redeem_rate_limited_counted_words)
 	struct campaign k;
 	char codes[4][96], good[96], unknown[CODE_MAX + 1];
 	char disp[CODE_DISPLAY_MAX], account[64], client[32];
-	static const enum error_word want[] = {ERROR_INVALID, ERROR_EXPIRED,
-	    ERROR_REVOKED, ERROR_INELIGIBLE};
+	static const enum error_word want[] = {
+	    ERROR_INVALID, ERROR_EXPIRED, ERROR_REVOKED, ERROR_INELIGIBLE};
 	size_t i;
 	int j;
 
@@ -681,12 +680,11 @@ START_TEST(test_redeem_rate_limited_counted_words)
 		snprintf(account, sizeof(account), "a%zu@example.com", i);
 		snprintf(client, sizeof(client), "192.0.2.%zu", i + 1);
 		for (j = 0; j < 3; j++)
-			ck_assert_int_eq(redeem_word_from(codes[i], account,
-					     client),
+			ck_assert_int_eq(
+			    redeem_word_from(codes[i], account, client),
 			    want[i]);
-		ck_assert_int_eq(redeem_code(&fx.svc, good, account, client,
-				     &res),
-		    0);
+		ck_assert_int_eq(
+		    redeem_code(&fx.svc, good, account, client, &res), 0);
 		ck_assert_msg(res.error == ERROR_RATE_LIMITED,
 		    "after 3 x %s: %s", error_name(want[i]),
 		    error_name(res.error));
@@ -708,8 +706,8 @@ START_TEST(test_redeem_rate_limit_ignores_exhausted)
 	one_code("summer", 1, other);
 	redeem_fresh(code, "a@example.com", &res);
 	for (i = 0; i < 6; i++)
-		ck_assert_int_eq(redeem_word_from(code, "b@example.com",
-				     "203.0.113.9"),
+		ck_assert_int_eq(
+		    redeem_word_from(code, "b@example.com", "203.0.113.9"),
 		    ERROR_EXHAUSTED);
 	for (i = 0; i < 6; i++)
 		ck_assert_int_eq(redeem_word_from("\xff\xfe", "b@example.com",
@@ -727,32 +725,23 @@ START_TEST(test_redeem_bad_request_account)
 	struct redeem_result res;
 	size_t i;
 	const char *bad[] = {
-		NULL,
-		"",
-		"\0a@example.com", /* an embedded NUL ends the string */
-		" ",
-		" \t \t",
-		long_account,	/* 255 bytes */
-		"\xff@example.com",
-		"a@example.\xc3",	/* truncated sequence */
-		"\xc0\xaf@example.com", /* overlong encoding */
-		"\xed\xa0\x80@example.com", /* a surrogate */
-		"a\x01@example.com",
-		"a\x7f@example.com",
-		"a\n@example.com",
-		"a\tb@example.com",
-		"\xc2\x85@example.com", /* a C1 control */
+	    NULL, "", "\0a@example.com", /* an embedded NUL ends the string */
+	    " ", " \t \t", long_account, /* 255 bytes */
+	    "\xff@example.com", "a@example.\xc3", /* truncated sequence */
+	    "\xc0\xaf@example.com",               /* overlong encoding */
+	    "\xed\xa0\x80@example.com",           /* a surrogate */
+	    "a\x01@example.com", "a\x7f@example.com", "a\n@example.com",
+	    "a\tb@example.com", "\xc2\x85@example.com", /* a C1 control */
 	};
 
 	memset(long_account, 'a', 255);
 	long_account[255] = '\0';
 	one_code("spring", 5, code);
 	for (i = 0; i < NELEM(bad); i++) {
-		ck_assert_int_eq(redeem_code(&fx.svc, code, bad[i], CLIENT,
-				     &res),
-		    0);
-		ck_assert_msg(res.error == ERROR_BAD_REQUEST,
-		    "account %zu: %s", i, error_name(res.error));
+		ck_assert_int_eq(
+		    redeem_code(&fx.svc, code, bad[i], CLIENT, &res), 0);
+		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "account %zu: %s",
+		    i, error_name(res.error));
 	}
 	assert_code(code, "active", 0);
 	ck_assert_int_eq(abuse_rows(), 0);
@@ -773,19 +762,19 @@ START_TEST(test_redeem_bad_request_code)
 	struct redeem_result res;
 	size_t i;
 	const char *bad[] = {
-		NULL,
-		"",
-		"\0K7PQ",
-		" ",
-		" - - ",
-		too_long,	/* 129 raw characters */
-		too_long_norm,	/* 65 after normalization */
-		"\xff\xfe",
-		"K7PQ\xc3",
-		"\xc0\xaf",
-		"K7PQ\x01XM3D",
-		"K7PQ\nXM3D",
-		"K7PQ\x7f",
+	    NULL,
+	    "",
+	    "\0K7PQ",
+	    " ",
+	    " - - ",
+	    too_long,      /* 129 raw characters */
+	    too_long_norm, /* 65 after normalization */
+	    "\xff\xfe",
+	    "K7PQ\xc3",
+	    "\xc0\xaf",
+	    "K7PQ\x01XM3D",
+	    "K7PQ\nXM3D",
+	    "K7PQ\x7f",
 	};
 
 	one_code("spring", 5, code);
@@ -796,11 +785,11 @@ START_TEST(test_redeem_bad_request_code)
 	memset(too_long_norm, 'A', 65);
 	too_long_norm[65] = '\0';
 	for (i = 0; i < NELEM(bad); i++) {
-		ck_assert_int_eq(redeem_code(&fx.svc, bad[i], "a@example.com",
-				     CLIENT, &res),
+		ck_assert_int_eq(
+		    redeem_code(&fx.svc, bad[i], "a@example.com", CLIENT, &res),
 		    0);
-		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "code %zu: %s",
-		    i, error_name(res.error));
+		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "code %zu: %s", i,
+		    error_name(res.error));
 	}
 	assert_code(code, "active", 0);
 	ck_assert_int_eq(abuse_rows(), 0);
@@ -819,26 +808,26 @@ START_TEST(test_redeem_bad_request_client)
 	struct redeem_result res;
 	size_t i;
 	const char *bad[] = {
-		long_client, /* 255 bytes */
-		"\xff",
-		"10.0.0.1\x01",
-		"\xc3",
+	    long_client, /* 255 bytes */
+	    "\xff",
+	    "10.0.0.1\x01",
+	    "\xc3",
 	};
 
 	memset(long_client, '1', 255);
 	long_client[255] = '\0';
 	one_code("spring", 5, code);
 	for (i = 0; i < NELEM(bad); i++) {
-		ck_assert_int_eq(redeem_code(&fx.svc, code, "a@example.com",
-				     bad[i], &res),
+		ck_assert_int_eq(
+		    redeem_code(&fx.svc, code, "a@example.com", bad[i], &res),
 		    0);
 		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "client %zu: %s",
 		    i, error_name(res.error));
 	}
 	assert_code(code, "active", 0);
 	long_client[254] = '\0';
-	ck_assert_int_eq(redeem_word_from(code, "a@example.com", long_client),
-	    ERROR_NONE);
+	ck_assert_int_eq(
+	    redeem_word_from(code, "a@example.com", long_client), ERROR_NONE);
 	fx_verify_clean();
 }
 END_TEST
@@ -862,8 +851,10 @@ START_TEST(test_redeem_replay_after_revoke_expiry_close)
 		redeem_fresh(codes[i], "a@example.com", &first[i]);
 	ck_assert_int_eq(code_revoke(&fx.svc, codes[0], &ci), ERROR_NONE);
 	ck_assert_str_eq(ci.state, "revoked");
-	snprintf(sql, sizeof(sql), "UPDATE codes SET expires_at = 1 WHERE "
-	    "id = %lld", (long long)first[1].r.code_id);
+	snprintf(sql, sizeof(sql),
+	    "UPDATE codes SET expires_at = 1 WHERE "
+	    "id = %lld",
+	    (long long)first[1].r.code_id);
 	fx_sql(sql);
 	ck_assert_int_eq(campaign_close(&fx.svc, "c2", &k), ERROR_NONE);
 	for (i = 0; i < 3; i++) {
@@ -895,7 +886,8 @@ START_TEST(test_redeem_seq_increases)
 	fx_codes("spring", 4, 3, codes);
 	for (i = 0; i < 4; i++)
 		for (j = 0; j < 3; j++) {
-			snprintf(account, sizeof(account), "u%d@example.com", j);
+			snprintf(
+			    account, sizeof(account), "u%d@example.com", j);
 			redeem_fresh(codes[i], account, &res);
 			ck_assert_int_gt(res.r.seq, last);
 			ck_assert_int_gt(res.r.id, last_id);
@@ -908,8 +900,8 @@ START_TEST(test_redeem_seq_increases)
 			ck_assert_int_eq(res.already, 1);
 			ck_assert_int_eq(res.r.seq, last);
 		}
-	ck_assert_int_eq(redeem_word(codes[0], "late@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "late@example.com"), ERROR_EXHAUSTED);
 	one_code("summer", 1, codes[0]);
 	redeem_fresh(codes[0], "late@example.com", &res);
 	ck_assert_int_gt(res.r.seq, last);
@@ -931,16 +923,16 @@ START_TEST(test_redeem_outbox_one_event)
 	for (i = 0; i < 3; i++) {
 		redeem_fresh(codes[i], "a@example.com", &res);
 		ck_assert_int_eq(redeemed_events(), i + 1);
-		ck_assert_int_eq(redeem_code(&fx.svc, codes[i],
-				     "A@example.com", CLIENT, &res),
+		ck_assert_int_eq(redeem_code(&fx.svc, codes[i], "A@example.com",
+				     CLIENT, &res),
 		    0);
 		ck_assert_int_eq(res.already, 1);
 		ck_assert_int_eq(redeemed_events(), i + 1);
 		fx_verify_clean();
 	}
 	redeem_fresh(codes[0], "b@example.com", &res);
-	ck_assert_int_eq(redeem_word(codes[0], "c@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "c@example.com"), ERROR_EXHAUSTED);
 	ck_assert_int_eq(redeemed_events(), 4);
 	ck_assert_int_eq(count_rows("SELECT COUNT(*) FROM events"), 4);
 	fx_verify_clean();
@@ -957,9 +949,8 @@ START_TEST(test_redeem_tenant_scoped)
 	one_code("spring", 5, code);
 	ck_assert_int_eq(tenant_create(fx.db, "other"), ERROR_NONE);
 	ck_assert_int_eq(svc_open(&other, fx.db, "other"), ERROR_NONE);
-	ck_assert_int_eq(redeem_code(&other, code, "a@example.com", CLIENT,
-			     &res),
-	    0);
+	ck_assert_int_eq(
+	    redeem_code(&other, code, "a@example.com", CLIENT, &res), 0);
 	ck_assert_int_eq(res.error, ERROR_INVALID);
 	assert_code(code, "active", 0);
 	/* Nor is the default tenant's redemption found from there. */

@@ -112,9 +112,8 @@ START_TEST(test_reverse_return_seat_redeemed)
 	/* The contract's object carries the reversal. */
 	o = redemption_json(&v.r);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_str_eq(json_string_value(json_object_get(o,
-			     "reversal_reason")),
-	    "refund");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(o, "reversal_reason")), "refund");
 	ck_assert_ptr_nonnull(json_object_get(o, "reversed_at"));
 	json_decref(o);
 	ck_assert_int_eq(reversed_events(), 1);
@@ -143,9 +142,8 @@ START_TEST(test_reverse_return_seat_exhausted)
 	assert_code(codes[0], "active", 0);
 	fx_verify_clean();
 	/* A reversed redemption is still the account's: a replay. */
-	ck_assert_int_eq(redeem_code(&fx.svc, codes[0], "a@example.com",
-			     CLIENT, &v),
-	    0);
+	ck_assert_int_eq(
+	    redeem_code(&fx.svc, codes[0], "a@example.com", CLIENT, &v), 0);
 	ck_assert_int_eq(v.error, ERROR_NONE);
 	ck_assert_int_eq(v.already, 1);
 	ck_assert_int_eq(v.r.id, a.r.id);
@@ -169,8 +167,8 @@ START_TEST(test_reverse_keep_seat)
 	ck_assert_str_eq(v.r.reversal_reason, "chargeback");
 	ck_assert_int_ne(v.r.reversed_at, 0);
 	assert_code(codes[0], "redeemed", 1);
-	ck_assert_int_eq(redeem_word(codes[0], "b@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "b@example.com"), ERROR_EXHAUSTED);
 	/* Nor is the budget given back. */
 	ck_assert_int_eq(campaign_get(&fx.svc, "spring", &k), ERROR_NONE);
 	ck_assert_int_eq(k.redeemed, 1);
@@ -208,8 +206,7 @@ START_TEST(test_reverse_idempotent)
 		ck_assert_int_eq(again.r.id, a.r.id);
 		ck_assert_int_eq(again.r.reversed_at, first.r.reversed_at);
 		ck_assert_str_eq(again.r.reversal_reason, "refund");
-		ck_assert_int_eq(again.r.reversal_policy,
-		    REVERSAL_RETURN_SEAT);
+		ck_assert_int_eq(again.r.reversal_policy, REVERSAL_RETURN_SEAT);
 		assert_code(codes[0], "active", 1);
 	}
 	ck_assert_int_eq(reversed_events(), 1);
@@ -245,8 +242,8 @@ START_TEST(test_reverse_not_found)
 	redeem_fresh(codes[0], "a@example.com", &r);
 	ck_assert_int_eq(tenant_create(fx.db, "other"), ERROR_NONE);
 	ck_assert_int_eq(svc_open(&other, fx.db, "other"), ERROR_NONE);
-	ck_assert_int_eq(redeem_reverse(&other, r.r.id, "refund",
-			     REVERSAL_RETURN_SEAT, &v),
+	ck_assert_int_eq(
+	    redeem_reverse(&other, r.r.id, "refund", REVERSAL_RETURN_SEAT, &v),
 	    0);
 	ck_assert_int_eq(v.error, ERROR_NOT_FOUND);
 	assert_code(codes[0], "redeemed", 1);
@@ -264,19 +261,21 @@ START_TEST(test_reverse_bad_request)
 		int reason; /* index into the reasons below */
 		enum reversal_policy policy;
 	} bad[] = {
-		{0, REVERSAL_NONE},
-		{0, REVERSAL__MAX},
-		{0, (enum reversal_policy)-1},
-		{0, (enum reversal_policy)42},
-		{1, REVERSAL_RETURN_SEAT}, /* NULL */
-		{2, REVERSAL_RETURN_SEAT}, /* empty */
-		{3, REVERSAL_RETURN_SEAT}, /* 501 bytes */
-		{4, REVERSAL_KEEP_SEAT},   /* bad UTF-8 */
-		{5, REVERSAL_KEEP_SEAT},   /* control character */
-		{6, REVERSAL_RETURN_SEAT}, /* an embedded NUL: empty */
+	    {0, REVERSAL_NONE}, {0, REVERSAL__MAX},
+	    {0, (enum reversal_policy) - 1}, {0, (enum reversal_policy)42},
+	    {1, REVERSAL_RETURN_SEAT}, /* NULL */
+	    {2, REVERSAL_RETURN_SEAT}, /* empty */
+	    {3, REVERSAL_RETURN_SEAT}, /* 501 bytes */
+	    {4, REVERSAL_KEEP_SEAT},   /* bad UTF-8 */
+	    {5, REVERSAL_KEEP_SEAT},   /* control character */
+	    {6, REVERSAL_RETURN_SEAT}, /* an embedded NUL: empty */
 	};
 	const char *reasons[] = {"refund", NULL, "", long_reason,
-	    "re\xff" "fund", "re\x01" "fund", "\0refund"};
+	    "re\xff"
+	    "fund",
+	    "re\x01"
+	    "fund",
+	    "\0refund"};
 
 	memset(long_reason, 'r', 501);
 	long_reason[501] = '\0';
@@ -308,8 +307,8 @@ START_TEST(test_reverse_policy_names)
 {
 	enum reversal_policy p;
 	size_t i;
-	static const char *const bad[] = {"", "none", "RETURN_SEAT",
-	    "return_seat ", "keep", "return_seatx"};
+	static const char *const bad[] = {
+	    "", "none", "RETURN_SEAT", "return_seat ", "keep", "return_seatx"};
 
 	ck_assert_int_eq(reversal_policy_parse("return_seat", &p), 0);
 	ck_assert_int_eq(p, REVERSAL_RETURN_SEAT);
@@ -317,10 +316,9 @@ START_TEST(test_reverse_policy_names)
 	ck_assert_int_eq(p, REVERSAL_KEEP_SEAT);
 	for (i = 0; i < NELEM(bad); i++)
 		ck_assert_int_eq(reversal_policy_parse(bad[i], &p), -1);
-	ck_assert_str_eq(reversal_policy_name(REVERSAL_RETURN_SEAT),
-	    "return_seat");
-	ck_assert_str_eq(reversal_policy_name(REVERSAL_KEEP_SEAT),
-	    "keep_seat");
+	ck_assert_str_eq(
+	    reversal_policy_name(REVERSAL_RETURN_SEAT), "return_seat");
+	ck_assert_str_eq(reversal_policy_name(REVERSAL_KEEP_SEAT), "keep_seat");
 	ck_assert_str_eq(reversal_policy_name(REVERSAL__MAX), "");
 }
 END_TEST
@@ -341,8 +339,7 @@ START_TEST(test_reverse_revoked_stays_revoked)
 	assert_code(codes[0], "revoked", 1);
 	reverse_ok(b.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
 	assert_code(codes[0], "revoked", 0);
-	ck_assert_int_eq(redeem_word(codes[0], "c@example.com"),
-	    ERROR_REVOKED);
+	ck_assert_int_eq(redeem_word(codes[0], "c@example.com"), ERROR_REVOKED);
 	fx_verify_clean();
 	/* Expired by the sweep: stays expired. */
 	redeem_fresh(codes[1], "a@example.com", &a);
@@ -351,8 +348,7 @@ START_TEST(test_reverse_revoked_stays_revoked)
 	       "WHERE state = 'exhausted'");
 	reverse_ok(a.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
 	assert_code(codes[1], "expired", 1);
-	ck_assert_int_eq(redeem_word(codes[1], "c@example.com"),
-	    ERROR_EXPIRED);
+	ck_assert_int_eq(redeem_word(codes[1], "c@example.com"), ERROR_EXPIRED);
 	fx_verify_clean();
 }
 END_TEST
@@ -366,15 +362,15 @@ START_TEST(test_reverse_returns_budget)
 	fx_campaign("one", 0, 1, 0);
 	fx_codes("one", 1, 5, codes);
 	redeem_fresh(codes[0], "a@example.com", &r);
-	ck_assert_int_eq(redeem_word(codes[0], "b@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "b@example.com"), ERROR_EXHAUSTED);
 	reverse_ok(r.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
 	ck_assert_int_eq(campaign_get(&fx.svc, "one", &k), ERROR_NONE);
 	ck_assert_int_eq(k.redeemed, 0);
 	fx_verify_clean();
 	redeem_fresh(codes[0], "b@example.com", &r);
-	ck_assert_int_eq(redeem_word(codes[0], "c@example.com"),
-	    ERROR_EXHAUSTED);
+	ck_assert_int_eq(
+	    redeem_word(codes[0], "c@example.com"), ERROR_EXHAUSTED);
 	assert_code(codes[0], "active", 1);
 	fx_verify_clean();
 }
@@ -388,8 +384,8 @@ START_TEST(test_reverse_returns_account_count)
 	fx_campaign("limited", 0, 0, 1);
 	fx_codes("limited", 2, 5, codes);
 	redeem_fresh(codes[0], "a@example.com", &r);
-	ck_assert_int_eq(redeem_word(codes[1], "a@example.com"),
-	    ERROR_INELIGIBLE);
+	ck_assert_int_eq(
+	    redeem_word(codes[1], "a@example.com"), ERROR_INELIGIBLE);
 	reverse_ok(r.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
 	fx_verify_clean();
 	redeem_fresh(codes[1], "A@example.com", &r);
@@ -401,8 +397,8 @@ START_TEST(test_reverse_returns_account_count)
 	fx_codes("limited2", 2, 5, codes);
 	redeem_fresh(codes[0], "a@example.com", &r);
 	reverse_ok(r.r.id, "chargeback", REVERSAL_KEEP_SEAT, &v);
-	ck_assert_int_eq(redeem_word(codes[1], "a@example.com"),
-	    ERROR_INELIGIBLE);
+	ck_assert_int_eq(
+	    redeem_word(codes[1], "a@example.com"), ERROR_INELIGIBLE);
 	fx_verify_clean();
 }
 END_TEST
