@@ -372,14 +372,33 @@ unavailable(struct redeem_result *res)
 	return -1;
 }
 
-/* The canonical account, and a client key that can be stored. */
+/*
+ * The canonical account, and the client key trimmed (MariaDB's collation
+ * ignores trailing spaces where SQLite does not: trimmed, both engines
+ * count "1.2.3.4 " as "1.2.3.4"). client_out: NULL when none was given.
+ */
 static int
-inputs_ok(const char *account_in, char *account, const char *client)
+inputs_ok(const char *account_in, char *account, const char *client,
+    char *client_buf, const char **client_out)
 {
-	return account_in != NULL &&
-	    account_canonical(account_in, account) == 0 &&
-	    (client == NULL ||
-		(strlen(client) <= 254 && str_utf8_ok(client, strlen(client))));
+	size_t b = 0, n;
+
+	*client_out = NULL;
+	if (account_in == NULL || account_canonical(account_in, account) == -1)
+		return 0;
+	if (client == NULL)
+		return 1;
+	n = strlen(client);
+	if (n > 254 || !str_utf8_ok(client, n))
+		return 0;
+	while (b < n && (client[b] == ' ' || client[b] == '\t'))
+		b++;
+	while (n > b && (client[n - 1] == ' ' || client[n - 1] == '\t'))
+		n--;
+	memcpy(client_buf, client + b, n - b);
+	client_buf[n - b] = '\0';
+	*client_out = n > b ? client_buf : NULL;
+	return 1;
 }
 
 /* Step 1 on its own (pool claims): 1 to go on, else the answer is set. */
@@ -397,16 +416,18 @@ gate(struct svc *s, const char *account, const char *client,
 
 int
 redeem_code(struct svc *s, const char *code, const char *account_in,
-    const char *client, struct redeem_result *res)
+    const char *client_in, struct redeem_result *res)
 {
-	char account[ACCOUNT_MAX + 1], norm[CODE_MAX + 1];
+	char account[ACCOUNT_MAX + 1], norm[CODE_MAX + 1], client_buf[255];
+	const char *client;
 	struct lookup lk;
 	struct claim c;
 	enum error_word e;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (!inputs_ok(account_in, account, client) || code == NULL) {
+	if (!inputs_ok(account_in, account, client_in, client_buf, &client) ||
+	    code == NULL) {
 		res->error = ERROR_BAD_REQUEST;
 		return 0;
 	}
@@ -490,9 +511,10 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 
 int
 redeem_pool_claim(struct svc *s, const char *campaign,
-    const char *account_in, const char *client, struct redeem_result *res)
+    const char *account_in, const char *client_in, struct redeem_result *res)
 {
-	char account[ACCOUNT_MAX + 1];
+	char account[ACCOUNT_MAX + 1], client_buf[255];
+	const char *client;
 	struct campaign k;
 	struct claim c;
 	enum error_word e;
@@ -501,7 +523,7 @@ redeem_pool_claim(struct svc *s, const char *campaign,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (!inputs_ok(account_in, account, client)) {
+	if (!inputs_ok(account_in, account, client_in, client_buf, &client)) {
 		res->error = ERROR_BAD_REQUEST;
 		return 0;
 	}

@@ -222,7 +222,7 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "created_at, payload) VALUES (?, ?, ?, ?, UNIX_TIMESTAMP(), ?)"},
 
 	/* Failures in the window for the client key (kind 1) and the
-	 * account (kind 2), and when the oldest of them leaves it. */
+	 * account (kind 2), and when the oldest of each leaves it. */
 	S(STMT_ABUSE_COUNT)
 	    "SELECT "
 	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = ? "
@@ -230,8 +230,11 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = ? "
 	    "AND kind = 2 AND subject = ? AND at > UNIX_TIMESTAMP() - ?), "
 	    "(SELECT MIN(at) FROM abuse_failures WHERE tenant_id = ? "
-	    "AND ((kind = 1 AND subject = ?) OR (kind = 2 AND subject = ?)) "
-	    "AND at > UNIX_TIMESTAMP() - ?) + ? - UNIX_TIMESTAMP()"},
+	    "AND kind = 1 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
+	    "+ ? - UNIX_TIMESTAMP(), "
+	    "(SELECT MIN(at) FROM abuse_failures WHERE tenant_id = ? "
+	    "AND kind = 2 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
+	    "+ ? - UNIX_TIMESTAMP()"},
 	S(STMT_ABUSE_PRUNE)
 	    "DELETE FROM abuse_failures WHERE tenant_id = ? AND kind = ? "
 	    "AND subject = ? AND at <= UNIX_TIMESTAMP() - ?"},
