@@ -101,8 +101,8 @@ child(const struct target *t, int raw, int idx, int run, double seconds,
 		_exit(1);
 	end = now() + seconds;
 	for (i = 0; (t0 = now()) < end; i++) {
-		snprintf(account, sizeof(account), "%s%d-c%d-%lld@bench", raw ? "raw" : "svc", run,
-		    idx, (long long)i);
+		snprintf(account, sizeof(account), "%s%d-c%d-%lld@bench",
+		    raw ? "raw" : "svc", run, idx, (long long)i);
 		if (raw) {
 			/* seq: unique per run, client and attempt */
 			struct raw r = {t->tenant, t->code_id, t->campaign_id,
@@ -137,8 +137,8 @@ struct result {
 };
 
 static void
-measure(const struct target *t, int raw, int clients, int run,
-    double seconds, struct result *out)
+measure(const struct target *t, int raw, int clients, int run, double seconds,
+    struct result *out)
 {
 	static struct child_report rep, sum;
 	int go[2], res[2], i;
@@ -167,8 +167,8 @@ measure(const struct target *t, int raw, int clients, int run,
 		size_t got = 0;
 
 		while (got < sizeof(rep)) {
-			ssize_t n = read(res[0], (char *)&rep + got,
-			    sizeof(rep) - got);
+			ssize_t n =
+			    read(res[0], (char *)&rep + got, sizeof(rep) - got);
 
 			if (n <= 0)
 				break;
@@ -270,8 +270,8 @@ generation(const char *engine, const char *dsn, int64_t n)
 	g.max_uses = 1;
 	t0 = now();
 	if (codes_generate(&svc, &g, &created) != ERROR_NONE) {
-		fprintf(stderr, "bench: generation failed: %s\n",
-		    db_errmsg(db));
+		fprintf(
+		    stderr, "bench: generation failed: %s\n", db_errmsg(db));
 		exit(1);
 	}
 	gen = now() - t0;
@@ -318,9 +318,9 @@ main(int argc, char **argv)
 	       "redeem_code(): abuse gate, lookup, claim, sequence, insert, "
 	       "outbox event.\n\n",
 	    seconds);
-	printf("%-8s %7s %12s %8s %8s %12s %8s %8s %7s\n", "engine",
-	    "clients", "raw tx/s", "p50 ms", "p99 ms", "service/s", "p50 ms",
-	    "p99 ms", "ratio");
+	printf("%-8s %7s %12s %8s %8s %12s %8s %8s %7s\n", "engine", "clients",
+	    "raw tx/s", "p50 ms", "p99 ms", "service/s", "p50 ms", "p99 ms",
+	    "ratio");
 	for (i = 2; i < argc; i++) {
 		char spec[2048], *engine, *dsn, *clients, *c, *save = NULL;
 

@@ -36,8 +36,8 @@ find(const struct cmd *c, const char *name, size_t n)
 }
 
 int
-opts_parse(const struct cmd *c, int argc, char **argv, const char **pos,
-    int *npos)
+opts_parse(
+    const struct cmd *c, int argc, char **argv, const char **pos, int *npos)
 {
 	int i, only_pos = 0;
 
@@ -50,15 +50,16 @@ opts_parse(const struct cmd *c, int argc, char **argv, const char **pos,
 			only_pos = 1;
 			continue;
 		}
-		if (!only_pos && (strcmp(a, "--help") == 0 ||
-				     strcmp(a, "-h") == 0)) {
+		if (!only_pos &&
+		    (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
 			opts_usage(c, 0);
 			return 1;
 		}
 		if (only_pos || strncmp(a, "--", 2) != 0 || a[2] == '\0') {
 			if (*npos >= c->npos_max) {
 				fprintf(stderr,
-				    "redeemctl %s: unexpected argument \"%s\"\n\n",
+				    "redeemctl %s: unexpected argument "
+				    "\"%s\"\n\n",
 				    c->verb, a);
 				opts_usage(c, 1);
 				return -1;
@@ -70,8 +71,9 @@ opts_parse(const struct cmd *c, int argc, char **argv, const char **pos,
 		eq = strchr(a, '=');
 		o = find(c, a, eq ? (size_t)(eq - a) : strlen(a));
 		if (o == NULL) {
-			fprintf(stderr, "redeemctl %s: unknown option --%.*s\n\n",
-			    c->verb, (int)(eq ? eq - a : (long)strlen(a)), a);
+			fprintf(stderr,
+			    "redeemctl %s: unknown option --%.*s\n\n", c->verb,
+			    (int)(eq ? eq - a : (long)strlen(a)), a);
 			opts_usage(c, 1);
 			return -1;
 		}
@@ -94,8 +96,8 @@ opts_parse(const struct cmd *c, int argc, char **argv, const char **pos,
 		}
 	}
 	if (*npos < c->npos_min) {
-		fprintf(stderr, "redeemctl %s: missing %s\n\n", c->verb,
-		    c->usage);
+		fprintf(
+		    stderr, "redeemctl %s: missing %s\n\n", c->verb, c->usage);
 		opts_usage(c, 1);
 		return -1;
 	}

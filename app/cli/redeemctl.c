@@ -27,7 +27,10 @@
 #define EXIT_USAGE 2
 #define EXIT_DB 3
 
-#define TENANT_OPT {"tenant", "T", "the tenant (default \"default\")", NULL}
+#define TENANT_OPT                                                             \
+	{                                                                      \
+		"tenant", "T", "the tenant (default \"default\")", NULL        \
+	}
 #define MAXPOS 4
 
 struct verb {
@@ -106,8 +109,7 @@ print_json(json_t *o)
 
 /* An integer option in [min, max]; def when absent; exits on garbage. */
 static int64_t
-opt_i64(struct cmd *c, const char *name, int64_t def, int64_t min,
-    int64_t max)
+opt_i64(struct cmd *c, const char *name, int64_t def, int64_t min, int64_t max)
 {
 	const char *v = opts_get(c, name);
 	int64_t n;
@@ -177,8 +179,8 @@ v_migrate(struct cmd *c, const char **pos, int npos)
 	if (migrate_run(open_db(), on_migration, &n) == -1)
 		return fail(c->verb, ERROR_UNAVAILABLE, db_errmsg(the_db));
 	if (n == 0)
-		printf("schema is up to date (%u migrations)\n",
-		    migrations_count);
+		printf(
+		    "schema is up to date (%u migrations)\n", migrations_count);
 	return 0;
 }
 
@@ -213,8 +215,8 @@ v_campaign_create(struct cmd *c, const char **pos, int npos)
 		return fail(c->verb, ERROR_BAD_REQUEST,
 		    "a campaign name is 1-64 of A-Z a-z 0-9 . _ -");
 	if (kind != NULL && campaign_kind_parse(kind, &k.kind) == -1)
-		return fail(c->verb, ERROR_BAD_REQUEST,
-		    "--kind is shared or pool");
+		return fail(
+		    c->verb, ERROR_BAD_REQUEST, "--kind is shared or pool");
 	k.budget = opt_i64(c, "budget", 0, 1, INT64_C(1000000000000));
 	k.per_account_limit =
 	    opt_i64(c, "per-account-limit", 0, 1, INT64_C(1000000000));
@@ -227,8 +229,8 @@ v_campaign_create(struct cmd *c, const char **pos, int npos)
 		return fail(c->verb, e,
 		    e == ERROR_CONFLICT ? "a campaign of that name exists"
 					: NULL);
-	print_json(json_pack("{s:b,s:o}", "ok", 1, "campaign",
-	    campaign_json(&k)));
+	print_json(
+	    json_pack("{s:b,s:o}", "ok", 1, "campaign", campaign_json(&k)));
 	return 0;
 }
 
@@ -241,8 +243,8 @@ v_campaign_close(struct cmd *c, const char **pos, int npos)
 
 	if ((e = campaign_close(tsvc(c), name, &k)) != ERROR_NONE)
 		return fail(c->verb, e, NULL);
-	print_json(json_pack("{s:b,s:o}", "ok", 1, "campaign",
-	    campaign_json(&k)));
+	print_json(
+	    json_pack("{s:b,s:o}", "ok", 1, "campaign", campaign_json(&k)));
 	return 0;
 }
 
@@ -317,8 +319,8 @@ v_codes_generate(struct cmd *c, const char **pos, int npos)
 		opt_req(c, g.count < 0 ? "count" : "max-uses");
 	}
 	g.expires_at = opt_time(c, "expires");
-	g.length = (int)opt_i64(c, "length", CODE_LENGTH_DEFAULT,
-	    CODE_LENGTH_MIN, CODE_LENGTH_MAX);
+	g.length = (int)opt_i64(
+	    c, "length", CODE_LENGTH_DEFAULT, CODE_LENGTH_MIN, CODE_LENGTH_MAX);
 	g.prefix = opts_get(c, "prefix");
 	g.no_check = opts_get(c, "no-check") != NULL;
 	g.emit = gen_emit;
@@ -333,8 +335,8 @@ v_codes_generate(struct cmd *c, const char **pos, int npos)
 		    e == ERROR_BAD_REQUEST
 			? "check --prefix (letters and digits of the code "
 			  "alphabet, 16 at most) and, for a pool, --max-uses 1"
-			: e == ERROR_NOT_FOUND ? "no campaign of that name"
-					       : NULL);
+		    : e == ERROR_NOT_FOUND ? "no campaign of that name"
+					   : NULL);
 	if (out.p.tty)
 		fprintf(stderr, "generated %lld codes in %.1f s\n",
 		    (long long)created, progress_now() - out.p.start);
@@ -380,10 +382,10 @@ v_codes_import(struct cmd *c, const char **pos, int npos)
 	}
 	if (e != ERROR_NONE)
 		return fail(c->verb, e,
-		    e == ERROR_BAD_REQUEST ? (im.bad_reason[0]
-						     ? im.bad_reason
-						     : "a pool's codes are single-use")
-					   : NULL);
+		    e == ERROR_BAD_REQUEST
+			? (im.bad_reason[0] ? im.bad_reason
+					    : "a pool's codes are single-use")
+			: NULL);
 	fprintf(stderr, "imported %lld codes, %lld already there\n",
 	    (long long)im.created, (long long)im.duplicates);
 	return 0;
@@ -412,13 +414,11 @@ v_codes_export(struct cmd *c, const char **pos, int npos)
 	(void)npos;
 	if (sel != NULL && codes_filter_parse(sel, &f) == -1) {
 		fprintf(stderr,
-		    "redeemctl %s: --select is used, unused or all\n",
-		    c->verb);
+		    "redeemctl %s: --select is used, unused or all\n", c->verb);
 		return EXIT_USAGE;
 	}
 	printf("code,campaign,state,uses,max_uses,expires_at\n");
-	e = codes_export(tsvc(c), opts_get(c, "campaign"), f, export_row,
-	    NULL);
+	e = codes_export(tsvc(c), opts_get(c, "campaign"), f, export_row, NULL);
 	if (e != ERROR_NONE)
 		return fail(c->verb, e, NULL);
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
@@ -476,8 +476,8 @@ v_pool_claim(struct cmd *c, const char **pos, int npos)
 	struct redeem_result r;
 
 	(void)npos;
-	redeem_pool_claim(tsvc(c), pos[0], pos[1], opts_get(c, "client-ip"),
-	    &r);
+	redeem_pool_claim(
+	    tsvc(c), pos[0], pos[1], opts_get(c, "client-ip"), &r);
 	return print_result(&r, r.error == ERROR_NONE ? r.r.code : NULL);
 }
 
@@ -490,22 +490,24 @@ v_reverse(struct cmd *c, const char **pos, int npos)
 
 	(void)npos;
 	if (str_to_i64(pos[0], 1, INT64_MAX, &id) == -1) {
-		fprintf(stderr, "redeemctl %s: ID is a redemption id, a "
-				"positive number\n",
+		fprintf(stderr,
+		    "redeemctl %s: ID is a redemption id, a "
+		    "positive number\n",
 		    c->verb);
 		return EXIT_USAGE;
 	}
 	if (reversal_policy_parse(opt_req(c, "policy"), &policy) == -1) {
-		fprintf(stderr, "redeemctl %s: --policy is return_seat or "
-				"keep_seat\n",
+		fprintf(stderr,
+		    "redeemctl %s: --policy is return_seat or "
+		    "keep_seat\n",
 		    c->verb);
 		return EXIT_USAGE;
 	}
 	redeem_reverse(tsvc(c), id, opt_req(c, "reason"), policy, &r);
 	if (r.error != ERROR_NONE)
 		return print_result(&r, NULL);
-	print_json(json_pack("{s:b,s:o}", "ok", 1, "redemption",
-	    redemption_json(&r.r)));
+	print_json(json_pack(
+	    "{s:b,s:o}", "ok", 1, "redemption", redemption_json(&r.r)));
 	return 0;
 }
 
@@ -543,101 +545,120 @@ v_verify(struct cmd *c, const char **pos, int npos)
 static struct opt o_tenant_only[] = {TENANT_OPT, {NULL, NULL, NULL, NULL}};
 static struct opt o_none[] = {{NULL, NULL, NULL, NULL}};
 static struct opt o_campaign_create[] = {
-	{"name", "N", "the campaign's name (1-64 of A-Z a-z 0-9 . _ -)", NULL},
-	{"kind", "K", "shared (codes with max_uses, default) or pool", NULL},
-	{"budget", "B", "at most B redemptions in the whole campaign", NULL},
-	{"starts", "T", "not redeemable before T (RFC 3339)", NULL},
-	{"ends", "T", "not redeemable from T on (RFC 3339)", NULL},
-	{"per-account-limit", "K", "at most K redemptions per account", NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"name", "N", "the campaign's name (1-64 of A-Z a-z 0-9 . _ -)", NULL},
+    {"kind", "K", "shared (codes with max_uses, default) or pool", NULL},
+    {"budget", "B", "at most B redemptions in the whole campaign", NULL},
+    {"starts", "T", "not redeemable before T (RFC 3339)", NULL},
+    {"ends", "T", "not redeemable from T on (RFC 3339)", NULL},
+    {"per-account-limit", "K", "at most K redemptions per account", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 static struct opt o_campaign_close[] = {
-	{"name", "N", "the campaign (or give it as the argument)", NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"name", "N", "the campaign (or give it as the argument)", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 static struct opt o_codes_generate[] = {
-	{"campaign", "N", "the campaign the codes belong to", NULL},
-	{"count", "C", "how many codes (up to 10,000,000)", NULL},
-	{"max-uses", "M", "uses per code (1 for a pool)", NULL},
-	{"expires", "T", "the codes expire at T (RFC 3339)", NULL},
-	{"length", "L", "characters after the prefix, check included "
-			"(6-32, default 8)", NULL},
-	{"prefix", "P", "text before the random part", NULL},
-	{"no-check", NULL, "leave out the check character", NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"campaign", "N", "the campaign the codes belong to", NULL},
+    {"count", "C", "how many codes (up to 10,000,000)", NULL},
+    {"max-uses", "M", "uses per code (1 for a pool)", NULL},
+    {"expires", "T", "the codes expire at T (RFC 3339)", NULL},
+    {"length", "L",
+	"characters after the prefix, check included "
+	"(6-32, default 8)",
+	NULL},
+    {"prefix", "P", "text before the random part", NULL},
+    {"no-check", NULL, "leave out the check character", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 static struct opt o_codes_import[] = {
-	{"campaign", "N", "the campaign the codes join", NULL},
-	{"max-uses", "M", "uses per code when the row has none (default 1)",
-	    NULL},
-	{"expires", "T", "expiry when the row has none (RFC 3339)", NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"campaign", "N", "the campaign the codes join", NULL},
+    {"max-uses", "M", "uses per code when the row has none (default 1)", NULL},
+    {"expires", "T", "expiry when the row has none (RFC 3339)", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 static struct opt o_codes_export[] = {
-	{"campaign", "N", "only this campaign (default: all)", NULL},
-	{"select", "S", "used, unused or all (default all)", NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"campaign", "N", "only this campaign (default: all)", NULL},
+    {"select", "S", "used, unused or all (default all)", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 static struct opt o_redeem[] = {
-	{"client-ip", "A", "the end user's address, for the abuse gate",
-	    NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"client-ip", "A", "the end user's address, for the abuse gate", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 static struct opt o_reverse[] = {
-	{"reason", "R", "why (kept on the redemption)", NULL},
-	{"policy", "P", "return_seat (the code gets the use back) or "
-			"keep_seat (a chargeback: it does not)", NULL},
-	TENANT_OPT,
-	{NULL, NULL, NULL, NULL},
+    {"reason", "R", "why (kept on the redemption)", NULL},
+    {"policy", "P",
+	"return_seat (the code gets the use back) or "
+	"keep_seat (a chargeback: it does not)",
+	NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
 };
 
 static struct verb verbs[] = {
-	{{"migrate", "", "Applies the migrations the database lacks (safe to "
-			 "run again).", o_none, 0, 0}, v_migrate},
-	{{"tenant create", "NAME", "Creates a tenant.", o_none, 1, 1},
-	    v_tenant_create},
-	{{"campaign create", "", "Creates a campaign.", o_campaign_create, 0,
-	     0}, v_campaign_create},
-	{{"campaign close", "[NAME]", "Closes a campaign: its codes answer "
-				      "\"revoked\" from now on.",
-	     o_campaign_close, 0, 1}, v_campaign_close},
-	{{"campaign list", "", "Lists the tenant's campaigns.", o_tenant_only,
-	     0, 0}, v_campaign_list},
-	{{"codes generate", "", "Generates random codes and prints them, one "
-				"per line (a progress bar goes to a "
-				"terminal's standard error).",
-	     o_codes_generate, 0, 0}, v_codes_generate},
-	{{"codes import", "FILE.csv", "Imports codes from CSV lines "
-				      "code[,max_uses[,expires_at]] (a "
-				      "header line \"code,...\" is skipped); "
-				      "every line is checked first, existing "
-				      "codes are skipped.",
-	     o_codes_import, 1, 1}, v_codes_import},
-	{{"codes export", "", "Writes codes as CSV, streamed.", o_codes_export,
-	     0, 0}, v_codes_export},
-	{{"codes show", "CODE", "Shows one code.", o_tenant_only, 1, 1},
-	    v_codes_show},
-	{{"redeem", "CODE ACCOUNT", "Redeems CODE for ACCOUNT and prints the "
-				    "API's JSON answer; exits 0 when ok is "
-				    "true, 1 when it is false.",
-	     o_redeem, 2, 2}, v_redeem},
-	{{"pool claim", "CAMPAIGN ACCOUNT", "Hands ACCOUNT a code from a pool "
-					    "campaign (the same one again on "
-					    "a repeat).",
-	     o_redeem, 2, 2}, v_pool_claim},
-	{{"reverse", "ID", "Reverses redemption ID (idempotent).", o_reverse,
-	     1, 1}, v_reverse},
-	{{"revoke", "CODE", "Revokes a code (idempotent).", o_tenant_only, 1,
-	     1}, v_revoke},
-	{{"verify", "", "Checks guarantees G1-G4, G7 and G8 on the live "
-			"database; exits 1 naming each violation.",
-	     o_none, 0, 0}, v_verify},
+    {{"migrate", "",
+	 "Applies the migrations the database lacks (safe to "
+	 "run again).",
+	 o_none, 0, 0},
+	v_migrate},
+    {{"tenant create", "NAME", "Creates a tenant.", o_none, 1, 1},
+	v_tenant_create},
+    {{"campaign create", "", "Creates a campaign.", o_campaign_create, 0, 0},
+	v_campaign_create},
+    {{"campaign close", "[NAME]",
+	 "Closes a campaign: its codes answer "
+	 "\"revoked\" from now on.",
+	 o_campaign_close, 0, 1},
+	v_campaign_close},
+    {{"campaign list", "", "Lists the tenant's campaigns.", o_tenant_only, 0,
+	 0},
+	v_campaign_list},
+    {{"codes generate", "",
+	 "Generates random codes and prints them, one "
+	 "per line (a progress bar goes to a "
+	 "terminal's standard error).",
+	 o_codes_generate, 0, 0},
+	v_codes_generate},
+    {{"codes import", "FILE.csv",
+	 "Imports codes from CSV lines "
+	 "code[,max_uses[,expires_at]] (a "
+	 "header line \"code,...\" is skipped); "
+	 "every line is checked first, existing "
+	 "codes are skipped.",
+	 o_codes_import, 1, 1},
+	v_codes_import},
+    {{"codes export", "", "Writes codes as CSV, streamed.", o_codes_export, 0,
+	 0},
+	v_codes_export},
+    {{"codes show", "CODE", "Shows one code.", o_tenant_only, 1, 1},
+	v_codes_show},
+    {{"redeem", "CODE ACCOUNT",
+	 "Redeems CODE for ACCOUNT and prints the "
+	 "API's JSON answer; exits 0 when ok is "
+	 "true, 1 when it is false.",
+	 o_redeem, 2, 2},
+	v_redeem},
+    {{"pool claim", "CAMPAIGN ACCOUNT",
+	 "Hands ACCOUNT a code from a pool "
+	 "campaign (the same one again on "
+	 "a repeat).",
+	 o_redeem, 2, 2},
+	v_pool_claim},
+    {{"reverse", "ID", "Reverses redemption ID (idempotent).", o_reverse, 1, 1},
+	v_reverse},
+    {{"revoke", "CODE", "Revokes a code (idempotent).", o_tenant_only, 1, 1},
+	v_revoke},
+    {{"verify", "",
+	 "Checks guarantees G1-G4, G7 and G8 on the live "
+	 "database; exits 1 naming each violation.",
+	 o_none, 0, 0},
+	v_verify},
 };
 
 static void
@@ -648,8 +669,8 @@ usage(FILE *f)
 	fprintf(f, "usage: redeemctl VERB [options]\n\n"
 		   "The operator's tool for Redeem. Verbs:\n");
 	for (i = 0; i < NELEM(verbs); i++)
-		fprintf(f, "  %-18s %s\n", verbs[i].cmd.verb,
-		    verbs[i].cmd.usage);
+		fprintf(
+		    f, "  %-18s %s\n", verbs[i].cmd.verb, verbs[i].cmd.usage);
 	fprintf(f, "\n`redeemctl VERB --help` explains each. Every verb reads "
 		   "REDEEM_DB (default sqlite:var/redeem.db;\n"
 		   "mysql://user:password@host:port/db?socket=/path for "

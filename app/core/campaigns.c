@@ -7,8 +7,8 @@
 #include "campaigns.h"
 
 static const char *const kind_names[CAMPAIGN__MAX] = {
-	[CAMPAIGN_SHARED] = "shared",
-	[CAMPAIGN_POOL] = "pool",
+    [CAMPAIGN_SHARED] = "shared",
+    [CAMPAIGN_POOL] = "pool",
 };
 
 const char *
@@ -80,10 +80,9 @@ campaign_create(struct svc *s, struct campaign *c)
 	    c->ends_at < 0 ||
 	    (c->starts_at > 0 && c->ends_at > 0 && c->ends_at <= c->starts_at))
 		return ERROR_BAD_REQUEST;
-	rc = db_exec(s->db, STMT_CAMPAIGN_INSERT, NULL, "ittnnnn",
-	    s->tenant_id, c->name, campaign_kind_name(c->kind),
-	    opt(&c->starts_at), opt(&c->ends_at), opt(&c->budget),
-	    opt(&c->per_account_limit));
+	rc = db_exec(s->db, STMT_CAMPAIGN_INSERT, NULL, "ittnnnn", s->tenant_id,
+	    c->name, campaign_kind_name(c->kind), opt(&c->starts_at),
+	    opt(&c->ends_at), opt(&c->budget), opt(&c->per_account_limit));
 	if (rc == DB_EUNIQUE)
 		return ERROR_CONFLICT;
 	if (rc == DB_ECHECK)
@@ -101,8 +100,8 @@ campaign_get(struct svc *s, const char *name, struct campaign *out)
 
 	if (!campaign_name_ok(name))
 		return ERROR_NOT_FOUND;
-	rc = db_query(s->db, STMT_CAMPAIGN_BY_NAME, &st, "it", s->tenant_id,
-	    name);
+	rc = db_query(
+	    s->db, STMT_CAMPAIGN_BY_NAME, &st, "it", s->tenant_id, name);
 	if (rc == DB_OK)
 		return ERROR_NOT_FOUND;
 	if (rc != DB_ROW)
@@ -119,16 +118,16 @@ campaign_close(struct svc *s, const char *name, struct campaign *out)
 
 	if (!campaign_name_ok(name))
 		return ERROR_NOT_FOUND;
-	rc = db_exec(s->db, STMT_CAMPAIGN_CLOSE, NULL, "it", s->tenant_id,
-	    name);
+	rc =
+	    db_exec(s->db, STMT_CAMPAIGN_CLOSE, NULL, "it", s->tenant_id, name);
 	if (rc != DB_OK)
 		return svc_db_error(rc);
 	return campaign_get(s, name, out);
 }
 
 enum error_word
-campaign_list(struct svc *s, void (*fn)(void *, const struct campaign *),
-    void *arg)
+campaign_list(
+    struct svc *s, void (*fn)(void *, const struct campaign *), void *arg)
 {
 	struct campaign c;
 	struct db_stmt *st;
@@ -169,7 +168,8 @@ json_t *
 campaign_json(const struct campaign *c)
 {
 	json_t *o = json_pack("{s:s,s:s,s:s}", "name", c->name, "kind",
-	    campaign_kind_name(c->kind), "state", c->closed ? "closed" : "open");
+	    campaign_kind_name(c->kind), "state",
+	    c->closed ? "closed" : "open");
 
 	if (o == NULL)
 		return NULL;
@@ -177,8 +177,8 @@ campaign_json(const struct campaign *c)
 	set_time(o, "ends_at", c->ends_at);
 	set_opt(o, "budget", c->budget);
 	if (c->budget > 0) /* counted only against a budget */
-		json_object_set_new(o, "budget_used",
-		    json_integer(c->redeemed));
+		json_object_set_new(
+		    o, "budget_used", json_integer(c->redeemed));
 	set_opt(o, "per_account_limit", c->per_account_limit);
 	set_time(o, "created_at", c->created_at);
 	set_time(o, "closed_at", c->closed_at);

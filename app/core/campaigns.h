@@ -17,12 +17,12 @@ struct campaign {
 	char name[CAMPAIGN_NAME_MAX + 1];
 	enum campaign_kind kind;
 	int closed;
-	int64_t starts_at, ends_at;	/* 0: none */
-	int64_t budget;			/* 0: none */
-	int64_t redeemed;		/* counted only with a budget */
-	int64_t per_account_limit;	/* 0: none */
+	int64_t starts_at, ends_at; /* 0: none */
+	int64_t budget;             /* 0: none */
+	int64_t redeemed;           /* counted only with a budget */
+	int64_t per_account_limit;  /* 0: none */
 	int64_t created_at, closed_at;
-	int64_t codes, uses;		/* filled by campaign_list */
+	int64_t codes, uses; /* filled by campaign_list */
 };
 
 const char *campaign_kind_name(enum campaign_kind);
@@ -33,14 +33,14 @@ int campaign_name_ok(const char *);
 /* c->name, kind, window, budget, limit in; the row out. ERROR_CONFLICT
  * when the name exists, ERROR_BAD_REQUEST for a bad field. */
 enum error_word campaign_create(struct svc *, struct campaign *c);
-enum error_word campaign_get(struct svc *, const char *name,
-    struct campaign *out);
+enum error_word campaign_get(
+    struct svc *, const char *name, struct campaign *out);
 /* Idempotent. */
-enum error_word campaign_close(struct svc *, const char *name,
-    struct campaign *out);
+enum error_word campaign_close(
+    struct svc *, const char *name, struct campaign *out);
 /* Calls fn for each campaign of the tenant, by name. */
-enum error_word campaign_list(struct svc *,
-    void (*fn)(void *, const struct campaign *), void *arg);
+enum error_word campaign_list(
+    struct svc *, void (*fn)(void *, const struct campaign *), void *arg);
 
 /* The campaign object of the contract (a new reference). */
 struct json_t *campaign_json(const struct campaign *);

@@ -10,9 +10,9 @@
 #include "campaigns.h"
 #include "codes.h"
 
-#define GEN_CHUNK 10000	/* codes per transaction */
-#define GEN_ROWS 100	/* rows per INSERT: STMT_CODE_INSERT_100 */
-#define GEN_PARAMS 6	/* parameters per row */
+#define GEN_CHUNK 10000 /* codes per transaction */
+#define GEN_ROWS 100    /* rows per INSERT: STMT_CODE_INSERT_100 */
+#define GEN_PARAMS 6    /* parameters per row */
 #define IMPORT_LINE_MAX 1024
 
 struct gen_chunk {
@@ -30,8 +30,8 @@ struct gen_chunk {
 static void
 gen_one(struct gen_chunk *c, int64_t i)
 {
-	codetext_generate(c->prefix, c->length, c->check, c->norm[i],
-	    c->disp[i]);
+	codetext_generate(
+	    c->prefix, c->length, c->check, c->norm[i], c->disp[i]);
 }
 
 static void
@@ -86,7 +86,8 @@ gen_chunk_tx(struct db *db, void *arg)
 			if ((st = db_prepare(db, STMT_CODE_INSERT_100)) == NULL)
 				return DB_EFAIL;
 			for (j = 0; j < GEN_ROWS; j++)
-				bind_code_row(st, (int)j * GEN_PARAMS, c, i + j);
+				bind_code_row(
+				    st, (int)j * GEN_PARAMS, c, i + j);
 			rc = db_step(st);
 			db_reset(st);
 			if (rc == DB_OK) {
@@ -240,8 +241,8 @@ import_parse(char *line, int first, const struct codes_import *im,
 	case CODETEXT_OK:
 		break;
 	case CODETEXT_TOO_LONG:
-		snprintf(reason, rlen, "code longer than %d characters",
-		    CODE_MAX);
+		snprintf(
+		    reason, rlen, "code longer than %d characters", CODE_MAX);
 		return -1;
 	default:
 		snprintf(reason, rlen,
@@ -304,7 +305,8 @@ import_chunk_tx(struct db *db, void *arg)
 		if (rc != DB_OK)
 			return rc;
 		c->created++;
-		if (codetext_in_alphabet(r->norm) && !codetext_check_ok(r->norm))
+		if (codetext_in_alphabet(r->norm) &&
+		    !codetext_check_ok(r->norm))
 			c->unchecked++;
 	}
 	if (c->unchecked > 0)
@@ -364,9 +366,8 @@ codes_import(struct svc *s, FILE *fp, struct codes_import *im)
 
 		if (!eof) {
 			lineno++;
-			if (import_parse(line, lineno == 1, im,
-				&c.rows[c.n], im->bad_reason,
-				sizeof(im->bad_reason)) == 1)
+			if (import_parse(line, lineno == 1, im, &c.rows[c.n],
+				im->bad_reason, sizeof(im->bad_reason)) == 1)
 				c.n++;
 		}
 		if (c.n == GEN_CHUNK || (eof && c.n > 0)) {
@@ -391,9 +392,9 @@ codes_import(struct svc *s, FILE *fp, struct codes_import *im)
 }
 
 static const char *const filter_names[CODES__MAX] = {
-	[CODES_ALL] = "all",
-	[CODES_USED] = "used",
-	[CODES_UNUSED] = "unused",
+    [CODES_ALL] = "all",
+    [CODES_USED] = "used",
+    [CODES_UNUSED] = "unused",
 };
 
 int

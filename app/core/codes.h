@@ -24,9 +24,9 @@ struct codes_gen {
 	int64_t count;
 	int64_t max_uses;
 	int64_t expires_at; /* 0: none */
-	int length;	    /* 0: CODE_LENGTH_DEFAULT */
+	int length;         /* 0: CODE_LENGTH_DEFAULT */
 	const char *prefix; /* NULL or "" */
-	int no_check;	    /* leave the check character out */
+	int no_check;       /* leave the check character out */
 	/* Called after each committed batch with the new codes' display
 	 * texts, then with progress. Either may be NULL. */
 	void (*emit)(void *arg, const char *display);
@@ -38,8 +38,8 @@ struct codes_gen {
 
 /* ERROR_NONE, ERROR_NOT_FOUND (campaign), ERROR_BAD_REQUEST, or
  * ERROR_UNAVAILABLE; *created counts the codes committed. */
-enum error_word codes_generate(struct svc *, const struct codes_gen *,
-    int64_t *created);
+enum error_word codes_generate(
+    struct svc *, const struct codes_gen *, int64_t *created);
 
 struct codes_import {
 	const char *campaign;
@@ -67,14 +67,12 @@ int codes_filter_parse(const char *, enum codes_filter *);
 /* Streams the codes of a campaign (or every campaign: NULL) to fn, one
  * row at a time, in constant memory. */
 enum error_word codes_export(struct svc *, const char *campaign,
-    enum codes_filter, void (*fn)(void *, const struct code_info *),
-    void *arg);
+    enum codes_filter, void (*fn)(void *, const struct code_info *), void *arg);
 
-enum error_word code_get(struct svc *, const char *code,
-    struct code_info *out);
+enum error_word code_get(struct svc *, const char *code, struct code_info *out);
 /* active, redeemed or exhausted -> revoked; idempotent. */
-enum error_word code_revoke(struct svc *, const char *code,
-    struct code_info *out);
+enum error_word code_revoke(
+    struct svc *, const char *code, struct code_info *out);
 
 struct json_t *code_info_json(const struct code_info *);
 

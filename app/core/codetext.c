@@ -72,8 +72,8 @@ char
 codetext_check_char(const char *body)
 {
 	int sum = luhn_sum(body, strlen(body), 2);
-	int r = (CODE_ALPHABET_LEN - sum % CODE_ALPHABET_LEN) %
-	    CODE_ALPHABET_LEN;
+	int r =
+	    (CODE_ALPHABET_LEN - sum % CODE_ALPHABET_LEN) % CODE_ALPHABET_LEN;
 
 	return CODE_ALPHABET[r];
 }
@@ -102,8 +102,8 @@ codetext_group(const char *norm, char *display)
 }
 
 int
-codetext_generate(const char *prefix, int length, int check, char *norm,
-    char *display)
+codetext_generate(
+    const char *prefix, int length, int check, char *norm, char *display)
 {
 	char body[CODE_LENGTH_MAX + 1], grouped[CODE_DISPLAY_MAX];
 	size_t plen = strlen(prefix);

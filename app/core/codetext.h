@@ -11,8 +11,8 @@
 
 #define CODE_ALPHABET "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 #define CODE_ALPHABET_LEN 31
-#define CODE_MAX 64	     /* normalized */
-#define CODE_INPUT_MAX 128   /* as typed, with spaces and dashes */
+#define CODE_MAX 64        /* normalized */
+#define CODE_INPUT_MAX 128 /* as typed, with spaces and dashes */
 #define CODE_DISPLAY_MAX 96
 #define CODE_LENGTH_DEFAULT 8 /* characters after the prefix, check incl. */
 #define CODE_LENGTH_MIN 6
@@ -21,7 +21,7 @@
 
 enum codetext_status {
 	CODETEXT_OK = 0,
-	CODETEXT_EMPTY,	   /* nothing left after normalization */
+	CODETEXT_EMPTY,    /* nothing left after normalization */
 	CODETEXT_TOO_LONG, /* over CODE_INPUT_MAX raw or CODE_MAX normalized */
 	CODETEXT_BAD_UTF8, /* not UTF-8, or control characters */
 	CODETEXT_BAD_CHAR, /* a character no code can hold */
@@ -41,8 +41,8 @@ char codetext_check_char(const char *body);
  * set. norm gets the normalized text, display the grouped one
  * ("PREFIX-K7PQ-XM3D"). Returns -1 on bad length.
  */
-int codetext_generate(const char *prefix, int length, int check, char *norm,
-    char *display);
+int codetext_generate(
+    const char *prefix, int length, int check, char *norm, char *display);
 /* Groups of four joined by dashes. */
 void codetext_group(const char *norm, char *display);
 

@@ -21,8 +21,8 @@ event_id(char out[EVENT_ID_LEN + 1])
 }
 
 int
-events_insert(struct svc *s, const char *type, int64_t redemption_id,
-    const char *payload)
+events_insert(
+    struct svc *s, const char *type, int64_t redemption_id, const char *payload)
 {
 	char id[EVENT_ID_LEN + 1];
 

@@ -11,7 +11,7 @@
 
 /* Inserts an event with a fresh id; payload is a JSON text (the "data"
  * object). redemption_id 0: none. Returns a db status. */
-int events_insert(struct svc *, const char *type, int64_t redemption_id,
-    const char *payload);
+int events_insert(
+    struct svc *, const char *type, int64_t redemption_id, const char *payload);
 
 #endif

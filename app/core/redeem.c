@@ -22,9 +22,15 @@
 
 /* Columns of STMT_REDEEM_LOOKUP. */
 enum {
-	LK_FAILS_CLIENT, LK_FAILS_ACCOUNT,
-	LK_CODE_ID, LK_DISPLAY, LK_STATE, LK_USES, LK_MAX_USES, LK_EXPIRES,
-	LK_CAMPAIGN, /* CAMPAIGN_COLUMNS: 11 columns from here */
+	LK_FAILS_CLIENT,
+	LK_FAILS_ACCOUNT,
+	LK_CODE_ID,
+	LK_DISPLAY,
+	LK_STATE,
+	LK_USES,
+	LK_MAX_USES,
+	LK_EXPIRES,
+	LK_CAMPAIGN,                /* CAMPAIGN_COLUMNS: 11 columns from here */
 	LK_R_ID = LK_CAMPAIGN + 11, /* REDEMPTION_COLUMNS: 10 from here */
 	LK_ACCOUNT_N = LK_R_ID + 10,
 	LK_NOW,
@@ -47,28 +53,29 @@ struct lookup {
 
 enum claim_outcome {
 	CLAIM_OK,
-	CLAIM_NO_SEAT,	 /* the code's conditional UPDATE matched nothing */
+	CLAIM_NO_SEAT,   /* the code's conditional UPDATE matched nothing */
 	CLAIM_NO_BUDGET, /* the campaign's budget UPDATE matched nothing */
-	CLAIM_LIMIT,	 /* the account's per-campaign count is full */
+	CLAIM_LIMIT,     /* the account's per-campaign count is full */
 	CLAIM_DUPLICATE, /* UNIQUE(code_id, account): a twin won */
 };
 
 struct claim {
 	struct svc *s;
-	int pool;		/* pick a code inside the transaction */
-	int64_t code_id;	/* in, or out for a pool */
+	int pool;            /* pick a code inside the transaction */
+	int64_t code_id;     /* in, or out for a pool */
+	const char *display; /* the code as shown (not for a pool) */
 	const struct campaign *k;
 	const char *account;
-	int64_t limit;		/* 0: none */
-	int64_t now;		/* the database clock at the lookup */
+	int64_t limit; /* 0: none */
+	int64_t now;   /* the database clock at the lookup */
 	enum claim_outcome out;
-	struct redemption *r;	/* filled on CLAIM_OK */
+	struct redemption *r; /* filled on CLAIM_OK */
 };
 
 static const char *const policy_names[REVERSAL__MAX] = {
-	[REVERSAL_NONE] = "",
-	[REVERSAL_RETURN_SEAT] = "return_seat",
-	[REVERSAL_KEEP_SEAT] = "keep_seat",
+    [REVERSAL_NONE] = "",
+    [REVERSAL_RETURN_SEAT] = "return_seat",
+    [REVERSAL_KEEP_SEAT] = "keep_seat",
 };
 
 const char *
@@ -117,8 +124,8 @@ redemption_from_row(struct db_stmt *st, int col, struct redemption *r)
 
 /* Steps 1 to 4 read in one statement: the gate's counts, the code. */
 static int
-lookup(struct svc *s, const char *client, const char *norm,
-    const char *account, struct lookup *lk)
+lookup(struct svc *s, const char *client, const char *norm, const char *account,
+    struct lookup *lk)
 {
 	struct db_stmt *st;
 	const char *t;
@@ -274,8 +281,11 @@ claim_tx(struct db *db, void *arg)
 		rc = db_exec(db, STMT_CODE_CLAIM, &n, "i", c->code_id);
 		if (rc != DB_OK)
 			return rc;
-		if (n == 1)
+		if (n == 1) {
+			if (!c->pool)
+				str_copy(r->code, c->display, sizeof(r->code));
 			break;
+		}
 		if (!c->pool || tries >= 3) {
 			c->out = CLAIM_NO_SEAT;
 			return DB_ROLLBACK;
@@ -338,8 +348,8 @@ account_row_tx(struct db *db, void *arg)
 {
 	struct account_row *a = arg;
 
-	return db_exec(db, STMT_ACCOUNT_ENSURE, NULL, "it", a->campaign_id,
-	    a->account);
+	return db_exec(
+	    db, STMT_ACCOUNT_ENSURE, NULL, "it", a->campaign_id, a->account);
 }
 
 /*
@@ -414,6 +424,35 @@ gate(struct svc *s, const char *account, const char *client,
 	return e == ERROR_UNAVAILABLE ? -1 : 0;
 }
 
+/*
+ * Steps 5 to 7, then, when the claim lost, step 3 again: a same-account
+ * twin may have committed first (twin: the statement that finds it, by
+ * key and account). Returns 1 when res is the answer, 0 when the caller
+ * must explain the loss, -1 when the database failed.
+ */
+static int
+claim(struct svc *s, struct claim *c, enum stmt_id twin, int64_t key,
+    struct redeem_result *res)
+{
+	int rc = db_transact(s->db, DB_TX_WRITE, claim_tx, c);
+
+	if (rc < 0)
+		return unavailable(res);
+	if (c->out == CLAIM_OK)
+		return 1;
+	res->compensated = c->out == CLAIM_DUPLICATE;
+	rc = fetch_redemption(s, twin, key, c->account, &res->r);
+	if (rc == DB_ROW) {
+		res->already = 1;
+		res->rechecked = !res->compensated;
+		return 1;
+	}
+	if (rc != DB_OK)
+		return unavailable(res);
+	memset(&res->r, 0, sizeof(res->r));
+	return 0;
+}
+
 int
 redeem_code(struct svc *s, const char *code, const char *account_in,
     const char *client_in, struct redeem_result *res)
@@ -476,27 +515,10 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 		return fail(s, res, e, client, account);
 	if (c.limit > 0 && ensure_account_row(s, lk.k.id, account) < 0)
 		return unavailable(res);
-	/* Steps 5 to 7. */
-	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, &c);
-	if (rc < 0)
-		return unavailable(res);
-	if (c.out == CLAIM_OK) {
-		str_copy(res->r.code, lk.display, sizeof(res->r.code));
-		return 0;
-	}
-	/* Lost: a same-account twin may have committed first. */
-	if (c.out == CLAIM_DUPLICATE)
-		res->compensated = 1;
-	rc = fetch_redemption(s, STMT_REDEMPTION_BY_CODE_ACCOUNT, lk.code_id,
-	    account, &res->r);
-	if (rc == DB_ROW) {
-		res->already = 1;
-		res->rechecked = c.out != CLAIM_DUPLICATE;
-		return 0;
-	}
-	if (rc != DB_OK)
-		return unavailable(res);
-	memset(&res->r, 0, sizeof(res->r));
+	c.display = lk.display;
+	if ((rc = claim(
+		 s, &c, STMT_REDEMPTION_BY_CODE_ACCOUNT, lk.code_id, res)) != 0)
+		return rc < 0 ? -1 : 0;
 	/* Re-read to give the word that explains the loss. */
 	rc = lookup(s, client, norm, account, &lk);
 	if (rc != DB_ROW)
@@ -510,8 +532,8 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 }
 
 int
-redeem_pool_claim(struct svc *s, const char *campaign,
-    const char *account_in, const char *client_in, struct redeem_result *res)
+redeem_pool_claim(struct svc *s, const char *campaign, const char *account_in,
+    const char *client_in, struct redeem_result *res)
 {
 	char account[ACCOUNT_MAX + 1], client_buf[255];
 	const char *client;
@@ -535,8 +557,8 @@ redeem_pool_claim(struct svc *s, const char *campaign,
 	if (e != ERROR_NONE)
 		return fail(s, res, e, client, account);
 	/* Step 3: the account's code from this pool, if it has one. */
-	rc = fetch_redemption(s, STMT_REDEMPTION_BY_CAMPAIGN_ACCOUNT, k.id,
-	    account, &res->r);
+	rc = fetch_redemption(
+	    s, STMT_REDEMPTION_BY_CAMPAIGN_ACCOUNT, k.id, account, &res->r);
 	if (rc == DB_ROW) {
 		res->already = 1;
 		return 0;
@@ -562,23 +584,9 @@ redeem_pool_claim(struct svc *s, const char *campaign,
 	c.limit = 1; /* one code per account per pool */
 	c.now = now;
 	c.r = &res->r;
-	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, &c);
-	if (rc < 0)
-		return unavailable(res);
-	if (c.out == CLAIM_OK)
-		return 0;
-	if (c.out == CLAIM_DUPLICATE)
-		res->compensated = 1;
-	rc = fetch_redemption(s, STMT_REDEMPTION_BY_CAMPAIGN_ACCOUNT, k.id,
-	    account, &res->r);
-	if (rc == DB_ROW) {
-		res->already = 1;
-		res->rechecked = c.out != CLAIM_DUPLICATE;
-		return 0;
-	}
-	if (rc != DB_OK)
-		return unavailable(res);
-	memset(&res->r, 0, sizeof(res->r));
+	if ((rc = claim(
+		 s, &c, STMT_REDEMPTION_BY_CAMPAIGN_ACCOUNT, k.id, res)) != 0)
+		return rc < 0 ? -1 : 0;
 	if (campaign_get(s, k.name, &k) == ERROR_NONE &&
 	    (e = campaign_eligible(&k, now)) != ERROR_NONE)
 		return fail(s, res, e, client, account);
@@ -592,8 +600,8 @@ redeem_get(struct svc *s, int64_t id, struct redeem_result *res)
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	rc = db_query(s->db, STMT_REDEMPTION_BY_ID, &st, "ii", id,
-	    s->tenant_id);
+	rc =
+	    db_query(s->db, STMT_REDEMPTION_BY_ID, &st, "ii", id, s->tenant_id);
 	if (rc == DB_OK) {
 		res->error = ERROR_NOT_FOUND;
 		return 0;
@@ -625,8 +633,7 @@ reverse_tx(struct db *db, void *arg)
 
 	v->res->error = ERROR_NONE;
 	v->res->already = 0;
-	rc = db_query(db, STMT_REVERSE_READ, &st, "ii", v->id,
-	    v->s->tenant_id);
+	rc = db_query(db, STMT_REVERSE_READ, &st, "ii", v->id, v->s->tenant_id);
 	if (rc == DB_OK) {
 		v->res->error = ERROR_NOT_FOUND;
 		return DB_ROLLBACK;
@@ -653,20 +660,18 @@ reverse_tx(struct db *db, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (v->policy == REVERSAL_RETURN_SEAT) {
-		if (budget > 0 &&
-		    (rc = db_exec(db, STMT_CAMPAIGN_RETURN_BUDGET, NULL, "i",
-			 campaign_id)) != DB_OK)
+		if (budget > 0 && (rc = db_exec(db, STMT_CAMPAIGN_RETURN_BUDGET,
+				       NULL, "i", campaign_id)) != DB_OK)
 			return rc;
 		if ((rc = db_exec(db, STMT_CODE_RETURN_SEAT, NULL, "i",
 			 r->code_id)) != DB_OK)
 			return rc;
-		if (limit > 0 &&
-		    (rc = db_exec(db, STMT_ACCOUNT_RETURN, NULL, "it",
-			 campaign_id, r->account)) != DB_OK)
+		if (limit > 0 && (rc = db_exec(db, STMT_ACCOUNT_RETURN, NULL,
+				      "it", campaign_id, r->account)) != DB_OK)
 			return rc;
 	}
-	rc = db_query(db, STMT_REDEMPTION_BY_ID, &st, "ii", v->id,
-	    v->s->tenant_id);
+	rc = db_query(
+	    db, STMT_REDEMPTION_BY_ID, &st, "ii", v->id, v->s->tenant_id);
 	if (rc != DB_ROW)
 		return rc == DB_OK ? DB_EFAIL : rc;
 	redemption_from_row(st, 0, r);
@@ -716,8 +721,8 @@ redemption_json(const struct redemption *r)
 	if (o != NULL && r->reversed_at != 0) {
 		str_rfc3339(r->reversed_at, at);
 		json_object_set_new(o, "reversed_at", json_string(at));
-		json_object_set_new(o, "reversal_reason",
-		    json_string(r->reversal_reason));
+		json_object_set_new(
+		    o, "reversal_reason", json_string(r->reversal_reason));
 		json_object_set_new(o, "reversal_policy",
 		    json_string(reversal_policy_name(r->reversal_policy)));
 	}

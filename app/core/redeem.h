@@ -39,12 +39,12 @@ struct redemption {
 
 struct redeem_result {
 	enum error_word error; /* ERROR_NONE: ok */
-	int already;	       /* a replay: the first redemption */
+	int already;           /* a replay: the first redemption */
 	struct redemption r;
-	int64_t retry_after;   /* with ERROR_RATE_LIMITED */
+	int64_t retry_after; /* with ERROR_RATE_LIMITED */
 	/* How the answer came about, for tests and counters. */
 	int compensated; /* a unique violation rolled the seat back */
-	int rechecked;	 /* the claim matched no row; the re-check found it */
+	int rechecked;   /* the claim matched no row; the re-check found it */
 };
 
 /* code: as typed; account: as given; client: the end user's address or
@@ -54,8 +54,8 @@ int redeem_code(struct svc *, const char *code, const char *account,
 
 /* A pool claim: one unused code for the account, the same one again on a
  * repeat. The handed-out code is res->r.code. */
-int redeem_pool_claim(struct svc *, const char *campaign,
-    const char *account, const char *client, struct redeem_result *);
+int redeem_pool_claim(struct svc *, const char *campaign, const char *account,
+    const char *client, struct redeem_result *);
 
 const char *reversal_policy_name(enum reversal_policy);
 int reversal_policy_parse(const char *, enum reversal_policy *);
@@ -71,7 +71,7 @@ int redeem_get(struct svc *, int64_t id, struct redeem_result *);
 /* The redemption object of the contract (a new reference). */
 struct json_t *redemption_json(const struct redemption *);
 /* The whole answer, {"ok": ...}: what the API and the CLI print. */
-struct json_t *redeem_result_json(const struct redeem_result *,
-    const char *pool_code);
+struct json_t *redeem_result_json(
+    const struct redeem_result *, const char *pool_code);
 
 #endif

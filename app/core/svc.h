@@ -14,7 +14,7 @@
 struct svc_config {
 	int64_t abuse_limit_client;  /* counted failures per client key */
 	int64_t abuse_limit_account; /* counted failures per account */
-	int64_t abuse_window;	     /* seconds of the sliding window */
+	int64_t abuse_window;        /* seconds of the sliding window */
 };
 
 struct svc {

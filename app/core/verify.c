@@ -11,23 +11,23 @@ static const struct {
 	enum stmt_id stmt;
 	const char *fmt; /* the line for one offending row */
 } checks[VERIFY__MAX] = {
-	[VERIFY_G1_SAFETY] = {"G1 safety", STMT_VERIFY_G1,
-	    "code %s: uses %s outside 0..max_uses %s"},
-	[VERIFY_G2_CONSERVATION] = {"G2 conservation", STMT_VERIFY_G2,
-	    "code %s: uses %s but %s seats are held"},
-	[VERIFY_G3_IDEMPOTENCY] = {"G3 idempotency", STMT_VERIFY_G3,
-	    "code %s: account %s holds %s redemptions"},
-	[VERIFY_G4_BUDGET] = {"G4 budget", STMT_VERIFY_G4,
-	    "campaign %s: redeemed %s, budget %s, seats held "
-	    "by redemptions differ or exceed it"},
-	[VERIFY_G4_ACCOUNT_LIMIT] = {"G4 per-account limit",
-	    STMT_VERIFY_G4_ACCOUNTS,
-	    "campaign %s: account %s counted %s, which disagrees with its "
-	    "redemptions or the limit"},
-	[VERIFY_G7_ONE_EVENT] = {"G7 exactly one event", STMT_VERIFY_G7,
-	    "redemption %s: %s code.redeemed events (want 1)%s"},
-	[VERIFY_G8_STATE] = {"G8 state", STMT_VERIFY_G8,
-	    "code %s: state %s disagrees with its uses (%s) and max_uses"},
+    [VERIFY_G1_SAFETY] = {"G1 safety", STMT_VERIFY_G1,
+	"code %s: uses %s outside 0..max_uses %s"},
+    [VERIFY_G2_CONSERVATION] = {"G2 conservation", STMT_VERIFY_G2,
+	"code %s: uses %s but %s seats are held"},
+    [VERIFY_G3_IDEMPOTENCY] = {"G3 idempotency", STMT_VERIFY_G3,
+	"code %s: account %s holds %s redemptions"},
+    [VERIFY_G4_BUDGET] = {"G4 budget", STMT_VERIFY_G4,
+	"campaign %s: redeemed %s, budget %s, seats held "
+	"by redemptions differ or exceed it"},
+    [VERIFY_G4_ACCOUNT_LIMIT] = {"G4 per-account limit",
+	STMT_VERIFY_G4_ACCOUNTS,
+	"campaign %s: account %s counted %s, which disagrees with its "
+	"redemptions or the limit"},
+    [VERIFY_G7_ONE_EVENT] = {"G7 exactly one event", STMT_VERIFY_G7,
+	"redemption %s: %s code.redeemed events (want 1)%s"},
+    [VERIFY_G8_STATE] = {"G8 state", STMT_VERIFY_G8,
+	"code %s: state %s disagrees with its uses (%s) and max_uses"},
 };
 
 const char *

@@ -75,7 +75,7 @@ struct stmt_def {
 	const char *name;
 	const char *sql;   /* both engines, or SQLite where mysql is set */
 	const char *mysql; /* NULL: same as sql */
-	int stream;	   /* rows fetched one by one (big exports) */
+	int stream;        /* rows fetched one by one (big exports) */
 };
 
 extern const struct stmt_def stmt_catalog[STMT__MAX];

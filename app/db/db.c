@@ -151,7 +151,7 @@ db_open(const char *dsn, char *err, size_t errlen)
 		return NULL;
 	}
 	db->drv = strcmp(db->dsn.engine, "sqlite") == 0 ? &db_driver_sqlite
-							 : &db_driver_mysql;
+							: &db_driver_mysql;
 	if (db->drv->open(db, &db->dsn) != DB_OK) {
 		snprintf(err, errlen, "%s", db->errmsg);
 		db->drv->close(db);
@@ -330,8 +330,8 @@ db_prepare(struct db *db, enum stmt_id id)
 		return NULL;
 	def = &stmt_catalog[id];
 	sql = strcmp(db->drv->name, "mysql") == 0 && def->mysql != NULL
-	    ? def->mysql
-	    : def->sql;
+		  ? def->mysql
+		  : def->sql;
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
 	st->db = db;
@@ -446,8 +446,7 @@ db_bindv(struct db_stmt *st, const char *fmt, va_list ap)
 }
 
 int
-db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt,
-    ...)
+db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt, ...)
 {
 	struct db_stmt *st;
 	va_list ap;
@@ -467,8 +466,8 @@ db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt,
 }
 
 int
-db_query(struct db *db, enum stmt_id id, struct db_stmt **out,
-    const char *fmt, ...)
+db_query(
+    struct db *db, enum stmt_id id, struct db_stmt **out, const char *fmt, ...)
 {
 	struct db_stmt *st;
 	va_list ap;

@@ -17,14 +17,14 @@
 #include "catalog.h"
 
 enum db_status {
-	DB_OK = 0,	 /* call succeeded; db_step: statement finished */
-	DB_ROW = 1,	 /* db_step: a row is ready */
+	DB_OK = 0,       /* call succeeded; db_step: statement finished */
+	DB_ROW = 1,      /* db_step: a row is ready */
 	DB_ROLLBACK = 2, /* a db_transact body asked for a rollback */
 	DB_EUNIQUE = -1, /* unique or primary key violation */
-	DB_ECHECK = -2,	 /* CHECK, NOT NULL or foreign key violation */
-	DB_EBUSY = -3,	 /* busy, deadlock, lock wait timeout: retry */
-	DB_ELOST = -4,	 /* connection lost: next db_begin reconnects once */
-	DB_EFAIL = -5,	 /* anything else */
+	DB_ECHECK = -2,  /* CHECK, NOT NULL or foreign key violation */
+	DB_EBUSY = -3,   /* busy, deadlock, lock wait timeout: retry */
+	DB_ELOST = -4,   /* connection lost: next db_begin reconnects once */
+	DB_EFAIL = -5,   /* anything else */
 };
 
 enum db_tx {
@@ -93,10 +93,9 @@ int64_t db_last_id(const struct db_stmt *);
  * positioned on the first row (the caller reads it, then db_reset),
  * DB_OK means no row (already reset).
  */
-int db_exec(struct db *, enum stmt_id, int64_t *changes, const char *fmt,
-    ...);
-int db_query(struct db *, enum stmt_id, struct db_stmt **out,
-    const char *fmt, ...);
+int db_exec(struct db *, enum stmt_id, int64_t *changes, const char *fmt, ...);
+int db_query(
+    struct db *, enum stmt_id, struct db_stmt **out, const char *fmt, ...);
 
 /* Runs a script of several statements (migrations only). */
 int db_exec_script(struct db *, const char *sql);

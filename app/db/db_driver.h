@@ -13,10 +13,10 @@
 struct dsn {
 	char engine[16];    /* "sqlite" | "mysql" */
 	char path[1024];    /* sqlite: file path */
-	char user[128];	    /* mysql */
+	char user[128];     /* mysql */
 	char password[256]; /* mysql */
-	char host[256];	    /* mysql */
-	unsigned port;	    /* mysql; 0: default */
+	char host[256];     /* mysql */
+	unsigned port;      /* mysql; 0: default */
 	char database[128]; /* mysql */
 	char socket[1024];  /* mysql; empty: TCP */
 };
@@ -30,8 +30,8 @@ struct db_driver {
 	int (*commit)(struct db *);
 	int (*rollback)(struct db *);
 	/* Prepares sql into st->h; stream: rows are fetched one at a time. */
-	int (*prepare)(struct db *, struct db_stmt *, const char *sql,
-	    int stream);
+	int (*prepare)(
+	    struct db *, struct db_stmt *, const char *sql, int stream);
 	void (*finalize)(struct db_stmt *);
 	int (*bind_i64)(struct db_stmt *, int, int64_t);
 	int (*bind_text)(struct db_stmt *, int, const char *, size_t);
@@ -48,22 +48,22 @@ struct db_driver {
 struct db {
 	const struct db_driver *drv;
 	struct dsn dsn;
-	void *conn;		/* the driver's connection */
-	void *drvdata;		/* anything else the driver keeps */
+	void *conn;    /* the driver's connection */
+	void *drvdata; /* anything else the driver keeps */
 	struct db_stmt *stmts[STMT__MAX];
 	char errmsg[512];
 	int in_tx;
-	int lost;		/* DB_ELOST seen: reconnect before next begin */
+	int lost; /* DB_ELOST seen: reconnect before next begin */
 	int64_t retries;
 };
 
 struct db_stmt {
 	struct db *db;
 	enum stmt_id id;
-	void *h;		/* the driver's statement */
+	void *h; /* the driver's statement */
 	int64_t changes;
 	int64_t last_id;
-	int failed;		/* a bind failed: step returns DB_EFAIL */
+	int failed; /* a bind failed: step returns DB_EFAIL */
 };
 
 extern const struct db_driver db_driver_sqlite;

@@ -16,17 +16,16 @@ mig_one(struct db *db, void *arg)
 	int rc;
 
 	t->applied = 0;
-	rc = db_query(db, STMT_MIGRATE_APPLIED, &st, "i",
-	    (int64_t)t->m->version);
+	rc = db_query(
+	    db, STMT_MIGRATE_APPLIED, &st, "i", (int64_t)t->m->version);
 	if (rc == DB_ROW) {
 		db_reset(st);
 		return DB_ROLLBACK;
 	}
 	if (rc != DB_OK)
 		return rc;
-	rc = db_exec_script(db, strcmp(db_engine(db), "mysql") == 0
-		? t->m->mysql
-		: t->m->sqlite);
+	rc = db_exec_script(db,
+	    strcmp(db_engine(db), "mysql") == 0 ? t->m->mysql : t->m->sqlite);
 	if (rc != DB_OK)
 		return rc;
 	t->applied = 1;
@@ -35,8 +34,8 @@ mig_one(struct db *db, void *arg)
 }
 
 int
-migrate_run(struct db *db,
-    void (*fn)(void *, const struct migration *, int), void *arg)
+migrate_run(
+    struct db *db, void (*fn)(void *, const struct migration *, int), void *arg)
 {
 	struct db_stmt *st;
 	unsigned i;

@@ -29,7 +29,7 @@
 
 struct sq {
 	sqlite3 *h;
-	int lockfd;	/* -1: no writer queue */
+	int lockfd; /* -1: no writer queue */
 	int locked;
 };
 
@@ -39,8 +39,8 @@ sq_status(struct db *db, int rc)
 	sqlite3 *h = ((struct sq *)db->conn)->h;
 	int ext = sqlite3_extended_errcode(h);
 
-	snprintf(db->errmsg, sizeof(db->errmsg), "sqlite: %s",
-	    sqlite3_errmsg(h));
+	snprintf(
+	    db->errmsg, sizeof(db->errmsg), "sqlite: %s", sqlite3_errmsg(h));
 	switch (rc & 0xff) {
 	case SQLITE_CONSTRAINT:
 		if (ext == SQLITE_CONSTRAINT_UNIQUE ||
@@ -102,11 +102,10 @@ sq_mkparent(const char *path)
 static int
 sq_open(struct db *db, const struct dsn *d)
 {
-	static const char *const pragmas =
-	    "PRAGMA journal_mode=WAL;"
-	    "PRAGMA synchronous=FULL;"
-	    "PRAGMA foreign_keys=ON;"
-	    "PRAGMA temp_store=MEMORY;";
+	static const char *const pragmas = "PRAGMA journal_mode=WAL;"
+					   "PRAGMA synchronous=FULL;"
+					   "PRAGMA foreign_keys=ON;"
+					   "PRAGMA temp_store=MEMORY;";
 	char lockpath[1100];
 	struct sq *s;
 	int rc;
@@ -263,8 +262,8 @@ sq_prepare(struct db *db, struct db_stmt *st, const char *sql, int stream)
 	int rc;
 
 	(void)stream;
-	rc = sqlite3_prepare_v3(s->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &h,
-	    NULL);
+	rc = sqlite3_prepare_v3(
+	    s->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &h, NULL);
 	if (rc != SQLITE_OK)
 		return sq_status(db, rc);
 	st->h = h;
@@ -281,8 +280,7 @@ sq_finalize(struct db_stmt *st)
 static int
 sq_bind_i64(struct db_stmt *st, int i, int64_t v)
 {
-	return sqlite3_bind_int64(st->h, i, v) == SQLITE_OK ? DB_OK
-							    : DB_EFAIL;
+	return sqlite3_bind_int64(st->h, i, v) == SQLITE_OK ? DB_OK : DB_EFAIL;
 }
 
 static int
@@ -291,9 +289,9 @@ sq_bind_text(struct db_stmt *st, int i, const char *p, size_t n)
 	if (n > INT32_MAX)
 		return DB_EFAIL;
 	return sqlite3_bind_text(st->h, i, p, (int)n, SQLITE_TRANSIENT) ==
-		SQLITE_OK
-	    ? DB_OK
-	    : DB_EFAIL;
+		       SQLITE_OK
+		   ? DB_OK
+		   : DB_EFAIL;
 }
 
 static int
@@ -353,21 +351,21 @@ sq_exec_script(struct db *db, const char *sql)
 }
 
 const struct db_driver db_driver_sqlite = {
-	.name = "sqlite",
-	.open = sq_open,
-	.close = sq_close,
-	.begin = sq_begin,
-	.commit = sq_commit,
-	.rollback = sq_rollback,
-	.prepare = sq_prepare,
-	.finalize = sq_finalize,
-	.bind_i64 = sq_bind_i64,
-	.bind_text = sq_bind_text,
-	.bind_null = sq_bind_null,
-	.step = sq_step,
-	.col_i64 = sq_col_i64,
-	.col_text = sq_col_text,
-	.col_null = sq_col_null,
-	.reset = sq_reset,
-	.exec_script = sq_exec_script,
+    .name = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .prepare = sq_prepare,
+    .finalize = sq_finalize,
+    .bind_i64 = sq_bind_i64,
+    .bind_text = sq_bind_text,
+    .bind_null = sq_bind_null,
+    .step = sq_step,
+    .col_i64 = sq_col_i64,
+    .col_text = sq_col_text,
+    .col_null = sq_col_null,
+    .reset = sq_reset,
+    .exec_script = sq_exec_script,
 };

@@ -12,10 +12,10 @@ static enum log_level log_level = LOG_WARN;
 static int log_level_read;
 
 static const char *const log_names[LOG__MAX] = {
-	[LOG_ERR] = "error",
-	[LOG_WARN] = "warn",
-	[LOG_INFO] = "info",
-	[LOG_DEBUG] = "debug",
+    [LOG_ERR] = "error",
+    [LOG_WARN] = "warn",
+    [LOG_INFO] = "info",
+    [LOG_DEBUG] = "debug",
 };
 
 void
@@ -63,8 +63,8 @@ log_msg(enum log_level l, const char *fmt, ...)
 			out[o++] = (char)c;
 	}
 	out[o] = '\0';
-	fprintf(stderr, "redeem[%ld] %s: %s\n", (long)getpid(), log_names[l],
-	    out);
+	fprintf(
+	    stderr, "redeem[%ld] %s: %s\n", (long)getpid(), log_names[l], out);
 }
 
 const char *

@@ -133,8 +133,8 @@ str_parse_time(const char *s, int64_t *out)
 	if (*p == 'Z' || *p == 'z')
 		p++;
 	else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':' &&
-	    is_digit(p[1]) && is_digit(p[2]) && is_digit(p[4]) &&
-	    is_digit(p[5])) {
+		 is_digit(p[1]) && is_digit(p[2]) && is_digit(p[4]) &&
+		 is_digit(p[5])) {
 		int hh = (p[1] - '0') * 10 + (p[2] - '0');
 		int mm = (p[4] - '0') * 10 + (p[5] - '0');
 

@@ -31,8 +31,8 @@ mysql_dsn_with(const char *base, const char *name, char *out, size_t n)
 
 	while (slash > base && *slash != '/')
 		slash--;
-	snprintf(out, n, "%.*s/%s%s", (int)(slash - base), base, name,
-	    q ? q : "");
+	snprintf(
+	    out, n, "%.*s/%s%s", (int)(slash - base), base, name, q ? q : "");
 }
 
 void
@@ -86,13 +86,13 @@ fx_teardown(void)
 			db_close(admin);
 		}
 	} else if (fx.dir[0] != '\0') {
-		static const char *const suffix[] = {"", "-wal", "-shm",
-		    ".lock"};
+		static const char *const suffix[] = {
+		    "", "-wal", "-shm", ".lock"};
 		size_t i;
 
 		for (i = 0; i < NELEM(suffix); i++) {
-			snprintf(path, sizeof(path), "%s/t.db%s", fx.dir,
-			    suffix[i]);
+			snprintf(
+			    path, sizeof(path), "%s/t.db%s", fx.dir, suffix[i]);
 			unlink(path);
 		}
 		rmdir(fx.dir);
@@ -153,6 +153,23 @@ fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96])
 	ck_assert_int_eq(codes_generate(&fx.svc, &g, &created), ERROR_NONE);
 	ck_assert_int_eq(created, n);
 	ck_assert_int_eq(fg.n, n);
+}
+
+int64_t
+fx_count(const char *select)
+{
+	struct campaign k;
+	char sql[512];
+
+	if (campaign_get(&fx.svc, "probe", &k) == ERROR_NOT_FOUND)
+		fx_campaign("probe", 0, 0, 0);
+	snprintf(sql, sizeof(sql),
+	    "UPDATE campaigns SET redeemed = (%s) WHERE tenant_id = %lld "
+	    "AND name = 'probe'",
+	    select, (long long)fx.svc.tenant_id);
+	fx_sql(sql);
+	ck_assert_int_eq(campaign_get(&fx.svc, "probe", &k), ERROR_NONE);
+	return k.redeemed;
 }
 
 void

@@ -13,11 +13,11 @@
 #include "../../app/core/svc.h"
 
 struct fixture {
-	char dsn[1400];	 /* the test's own database */
-	char name[64];	 /* its name (MySQL) or file (SQLite) */
-	char dir[256];	 /* SQLite: the temp folder */
-	struct db *db;	 /* open, migrated */
-	struct svc svc;	 /* tenant "default" */
+	char dsn[1400]; /* the test's own database */
+	char name[64];  /* its name (MySQL) or file (SQLite) */
+	char dir[256];  /* SQLite: the temp folder */
+	struct db *db;  /* open, migrated */
+	struct svc svc; /* tenant "default" */
 };
 
 extern struct fixture fx;
@@ -36,6 +36,10 @@ void fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96]);
 /* Runs SQL as is (test set-up that no API offers, e.g. breaking a row to
  * see verify catch it). */
 void fx_sql(const char *sql);
+/* The number a SELECT COUNT(*) gives, read back through the `redeemed`
+ * column of a budget-less campaign "probe" (tests only: the catalog has no
+ * statement for ad-hoc counts, and verify ignores such a campaign). */
+int64_t fx_count(const char *select);
 /* Asserts that verify finds nothing. */
 void fx_verify_clean(void);
 

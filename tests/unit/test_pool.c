@@ -17,29 +17,10 @@
 
 #define CLIENT "198.51.100.7"
 
-/* Counts rows through the `redeemed` column of a campaign without a
- * budget, read back with campaign_get (no statement of its own). */
-static int64_t
-count_rows(const char *count)
-{
-	struct campaign k;
-	char sql[512];
-
-	if (campaign_get(&fx.svc, "probe", &k) == ERROR_NOT_FOUND)
-		fx_campaign("probe", 0, 0, 0);
-	snprintf(sql, sizeof(sql),
-	    "UPDATE campaigns SET redeemed = (%s) WHERE tenant_id = %lld "
-	    "AND name = 'probe'",
-	    count, (long long)fx.svc.tenant_id);
-	fx_sql(sql);
-	ck_assert_int_eq(campaign_get(&fx.svc, "probe", &k), ERROR_NONE);
-	return k.redeemed;
-}
-
 static int64_t
 redeemed_events(void)
 {
-	return count_rows(
+	return fx_count(
 	    "SELECT COUNT(*) FROM events WHERE type = 'code.redeemed'");
 }
 
@@ -257,7 +238,7 @@ START_TEST(test_pool_window)
 	fx_codes("later", 1, 1, codes);
 	ck_assert_int_eq(
 	    claim_word("later", "a@example.com"), ERROR_INELIGIBLE);
-	ck_assert_int_eq(count_rows("SELECT COUNT(*) FROM redemptions"), 0);
+	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM redemptions"), 0);
 	fx_verify_clean();
 }
 END_TEST

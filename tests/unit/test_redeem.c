@@ -18,46 +18,23 @@
 
 #define CLIENT "198.51.100.7"
 
-/*
- * How many rows a query counts: the number is parked in the `redeemed`
- * column of a campaign without a budget (which nothing else reads) and read
- * back through campaign_get, so a test can count events without a
- * statement of its own. count: "SELECT COUNT(*) FROM ..." (not campaigns).
- */
-static int64_t
-count_rows(const char *count)
-{
-	struct campaign k;
-	char sql[512];
-
-	if (campaign_get(&fx.svc, "probe", &k) == ERROR_NOT_FOUND)
-		fx_campaign("probe", 0, 0, 0);
-	snprintf(sql, sizeof(sql),
-	    "UPDATE campaigns SET redeemed = (%s) WHERE tenant_id = %lld "
-	    "AND name = 'probe'",
-	    count, (long long)fx.svc.tenant_id);
-	fx_sql(sql);
-	ck_assert_int_eq(campaign_get(&fx.svc, "probe", &k), ERROR_NONE);
-	return k.redeemed;
-}
-
 static int64_t
 redeemed_events(void)
 {
-	return count_rows(
+	return fx_count(
 	    "SELECT COUNT(*) FROM events WHERE type = 'code.redeemed'");
 }
 
 static int64_t
 redemptions(void)
 {
-	return count_rows("SELECT COUNT(*) FROM redemptions");
+	return fx_count("SELECT COUNT(*) FROM redemptions");
 }
 
 static int64_t
 abuse_rows(void)
 {
-	return count_rows("SELECT COUNT(*) FROM abuse_failures");
+	return fx_count("SELECT COUNT(*) FROM abuse_failures");
 }
 
 /* One code of a new shared campaign. */
@@ -934,7 +911,7 @@ START_TEST(test_redeem_outbox_one_event)
 	ck_assert_int_eq(
 	    redeem_word(codes[0], "c@example.com"), ERROR_EXHAUSTED);
 	ck_assert_int_eq(redeemed_events(), 4);
-	ck_assert_int_eq(count_rows("SELECT COUNT(*) FROM events"), 4);
+	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM events"), 4);
 	fx_verify_clean();
 }
 END_TEST

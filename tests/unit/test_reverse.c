@@ -18,29 +18,10 @@
 
 #define CLIENT "198.51.100.7"
 
-/* Counts rows through the `redeemed` column of a campaign without a
- * budget, read back with campaign_get (no statement of its own). */
-static int64_t
-count_rows(const char *count)
-{
-	struct campaign k;
-	char sql[512];
-
-	if (campaign_get(&fx.svc, "probe", &k) == ERROR_NOT_FOUND)
-		fx_campaign("probe", 0, 0, 0);
-	snprintf(sql, sizeof(sql),
-	    "UPDATE campaigns SET redeemed = (%s) WHERE tenant_id = %lld "
-	    "AND name = 'probe'",
-	    count, (long long)fx.svc.tenant_id);
-	fx_sql(sql);
-	ck_assert_int_eq(campaign_get(&fx.svc, "probe", &k), ERROR_NONE);
-	return k.redeemed;
-}
-
 static int64_t
 reversed_events(void)
 {
-	return count_rows(
+	return fx_count(
 	    "SELECT COUNT(*) FROM events WHERE type = 'redemption.reversed'");
 }
 
