@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,11 +81,14 @@ struct target {
 	int64_t code_id, campaign_id, tenant;
 };
 
+/* Each child fills its own slot of a shared mapping: reports are far
+ * larger than PIPE_BUF, so several children writing one pipe would
+ * interleave. */
 static void
 child(const struct target *t, int raw, int idx, int run, double seconds,
-    int go_fd, int out_fd)
+    int go_fd, struct child_report *slot)
 {
-	static struct child_report rep;
+	struct child_report rep;
 	char account[96], client[32], c;
 	struct redeem_result res;
 	struct svc svc;
@@ -126,8 +130,7 @@ child(const struct target *t, int raw, int idx, int run, double seconds,
 		rep.hist[b]++;
 	}
 	db_close(db);
-	if (write(out_fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
-		_exit(1);
+	memcpy(slot, &rep, sizeof(rep));
 	_exit(0);
 }
 
@@ -137,54 +140,42 @@ struct result {
 };
 
 static void
-measure(const struct target *t, int raw, int clients, int run, double seconds,
-    struct result *out)
+measure(const struct target *t, int raw, int clients, int run,
+    double seconds, struct result *out)
 {
-	static struct child_report rep, sum;
-	int go[2], res[2], i;
+	static struct child_report sum;
+	struct child_report *slots;
+	size_t b, len = sizeof(*slots) * (size_t)clients;
 	int64_t total = 0, acc;
-	double t0;
-	size_t b;
+	int go[2], i, st;
 
 	memset(&sum, 0, sizeof(sum));
-	if (pipe(go) == -1 || pipe(res) == -1)
+	slots = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (slots == MAP_FAILED || pipe(go) == -1)
 		exit(1);
+	memset(slots, 0, len);
 	for (i = 0; i < clients; i++) {
 		pid_t p = fork();
 
 		if (p == 0) {
 			close(go[1]);
-			close(res[0]);
-			child(t, raw, i, run, seconds, go[0], res[1]);
+			child(t, raw, i, run, seconds, go[0], &slots[i]);
 		}
 	}
 	close(go[0]);
-	close(res[1]);
 	usleep(200000); /* let every client connect */
-	t0 = now();
 	close(go[1]);
+	while (wait(&st) > 0)
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			sum.errors++;
 	for (i = 0; i < clients; i++) {
-		size_t got = 0;
-
-		while (got < sizeof(rep)) {
-			ssize_t n =
-			    read(res[0], (char *)&rep + got, sizeof(rep) - got);
-
-			if (n <= 0)
-				break;
-			got += (size_t)n;
-		}
-		if (got < sizeof(rep))
-			continue;
-		sum.ops += rep.ops;
-		sum.errors += rep.errors;
+		sum.ops += slots[i].ops;
+		sum.errors += slots[i].errors;
 		for (b = 0; b < HIST; b++)
-			sum.hist[b] += rep.hist[b];
+			sum.hist[b] += slots[i].hist[b];
 	}
-	(void)t0;
-	close(res[0]);
-	while (wait(NULL) > 0)
-		;
+	munmap(slots, len);
 	out->rate = (double)sum.ops / seconds;
 	out->errors = sum.errors;
 	for (b = 0; b < HIST; b++)

@@ -64,8 +64,8 @@ enum error_word codes_import(struct svc *, FILE *, struct codes_import *);
 enum codes_filter { CODES_ALL, CODES_USED, CODES_UNUSED, CODES__MAX };
 int codes_filter_parse(const char *, enum codes_filter *);
 
-/* Streams the codes of a campaign (or every campaign: NULL) to fn, one
- * row at a time, in constant memory. */
+/* Streams the codes of a campaign (by state, then creation) or of every
+ * campaign (NULL: by code) to fn, one row at a time, in constant memory. */
 enum error_word codes_export(struct svc *, const char *campaign,
     enum codes_filter, void (*fn)(void *, const struct code_info *), void *arg);
 

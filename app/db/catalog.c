@@ -140,18 +140,20 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "state = CASE WHEN state IN ('redeemed', 'exhausted') "
 	    "THEN 'active' ELSE state END, "
 	    "uses = uses - 1 WHERE id = ? AND uses > 0"},
+	/* Exports follow an index, (campaign_id, state, id) or (tenant_id,
+	 * code): rows stream out without a sort, in constant memory. */
 	S(STMT_CODES_EXPORT_CAMPAIGN)
 	    "SELECT " CODE_COLUMNS " FROM codes c "
 	    "JOIN campaigns k ON k.id = c.campaign_id "
 	    "WHERE c.tenant_id = ? AND c.campaign_id = ? AND (? = 0 "
 	    "OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
-	    "ORDER BY c.id", NULL, 1},
+	    "ORDER BY c.state, c.id", NULL, 1},
 	S(STMT_CODES_EXPORT_ALL)
 	    "SELECT " CODE_COLUMNS " FROM codes c "
 	    "JOIN campaigns k ON k.id = c.campaign_id "
 	    "WHERE c.tenant_id = ? AND (? = 0 "
 	    "OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
-	    "ORDER BY c.id", NULL, 1},
+	    "ORDER BY c.code", NULL, 1},
 	/* A pool hands out its first free code; on MySQL concurrent
 	 * claimers skip each other's locked rows instead of queueing. */
 	S(STMT_POOL_PICK)

@@ -19,8 +19,9 @@
 struct coll {
 	struct code_info *v;
 	size_t n, cap;
-	int64_t last_id;
-	int ordered; /* ids came in increasing order */
+	struct code_info last;
+	int by_code; /* every campaign: ordered by code, else (state, id) */
+	int ordered; /* rows came in the export's documented order */
 };
 
 static void
@@ -46,9 +47,13 @@ on_export(void *arg, const struct code_info *ci)
 {
 	struct coll *c = arg;
 
-	if (c->n > 0 && ci->id <= c->last_id)
+	int st = strcmp(ci->state, c->last.state);
+
+	if (c->n > 0 &&
+	    (c->by_code ? strcmp(ci->code, c->last.code) <= 0
+			: st < 0 || (st == 0 && ci->id <= c->last.id)))
 		c->ordered = 0;
-	c->last_id = ci->id;
+	c->last = *ci;
 	coll_push(c, ci);
 }
 
@@ -84,6 +89,7 @@ static size_t export(const char *campaign, enum codes_filter f, struct coll *c)
 {
 	coll_free(c);
 	c->ordered = 1;
+	c->by_code = campaign == NULL;
 	ck_assert_int_eq(
 	    codes_export(&fx.svc, campaign, f, on_export, c), ERROR_NONE);
 	return c->n;
