@@ -100,6 +100,11 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/redeemctl
 	@bench/run.sh
 
+run:
+	@echo "make run (nginx, the FastCGI workers, the sweeper) arrives with" \
+		"the web issue; use build/redeemctl meanwhile (see README.md)." >&2
+	@exit 2
+
 clean:
 	rm -rf $(BUILD)
 
