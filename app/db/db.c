@@ -324,10 +324,12 @@ db_prepare(struct db *db, enum stmt_id id)
 
 	if ((unsigned)id >= STMT__MAX)
 		return NULL;
-	if (db->stmts[id] != NULL)
-		return db->stmts[id];
+	/* Outside a transaction a lost connection is replaced first: its
+	 * cached statements are dead with it. */
 	if (db->lost && !db->in_tx && db_reconnect(db) != DB_OK)
 		return NULL;
+	if (db->stmts[id] != NULL)
+		return db->stmts[id];
 	def = &stmt_catalog[id];
 	sql = strcmp(db->drv->name, "mysql") == 0 && def->mysql != NULL
 		  ? def->mysql
@@ -445,23 +447,43 @@ db_bindv(struct db_stmt *st, const char *fmt, va_list ap)
 	}
 }
 
+/*
+ * A read outside a transaction that finds the connection lost is run once
+ * more on a new connection: reads are safe to repeat. A write is not (it
+ * may have been applied before the answer was lost), nor is anything
+ * inside a transaction, which db_transact retries whole.
+ */
+static int
+db_read_again(struct db *db, enum stmt_id id, int rc)
+{
+	if (rc != DB_ELOST || db->in_tx ||
+	    strncmp(stmt_catalog[id].sql, "SELECT", 6) != 0)
+		return 0;
+	db->retries++;
+	return db_reconnect(db) == DB_OK;
+}
+
 int
 db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt, ...)
 {
 	struct db_stmt *st;
 	va_list ap;
-	int rc;
+	int rc, again = 1;
 
-	if ((st = db_prepare(db, id)) == NULL)
-		return db->lost ? DB_ELOST : DB_EFAIL;
-	va_start(ap, fmt);
-	db_bindv(st, fmt, ap);
-	va_end(ap);
-	while ((rc = db_step(st)) == DB_ROW)
-		;
-	if (changes != NULL)
-		*changes = rc == DB_OK ? st->changes : 0;
-	db_reset(st);
+	do {
+		if ((st = db_prepare(db, id)) == NULL) {
+			rc = db->lost ? DB_ELOST : DB_EFAIL;
+			continue;
+		}
+		va_start(ap, fmt);
+		db_bindv(st, fmt, ap);
+		va_end(ap);
+		while ((rc = db_step(st)) == DB_ROW)
+			;
+		if (changes != NULL)
+			*changes = rc == DB_OK ? st->changes : 0;
+		db_reset(st);
+	} while (again-- > 0 && db_read_again(db, id, rc));
 	return rc;
 }
 
@@ -471,19 +493,23 @@ db_query(
 {
 	struct db_stmt *st;
 	va_list ap;
-	int rc;
+	int rc, again = 1;
 
 	*out = NULL;
-	if ((st = db_prepare(db, id)) == NULL)
-		return db->lost ? DB_ELOST : DB_EFAIL;
-	va_start(ap, fmt);
-	db_bindv(st, fmt, ap);
-	va_end(ap);
-	rc = db_step(st);
-	if (rc == DB_ROW)
-		*out = st;
-	else
-		db_reset(st);
+	do {
+		if ((st = db_prepare(db, id)) == NULL) {
+			rc = db->lost ? DB_ELOST : DB_EFAIL;
+			continue;
+		}
+		va_start(ap, fmt);
+		db_bindv(st, fmt, ap);
+		va_end(ap);
+		rc = db_step(st);
+		if (rc == DB_ROW)
+			*out = st;
+		else
+			db_reset(st);
+	} while (again-- > 0 && db_read_again(db, id, rc));
 	return rc;
 }
 

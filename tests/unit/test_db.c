@@ -1,5 +1,6 @@
 /* app/db: the driver-neutral API through the real driver of the backend
  * under test (REDEEM_TEST_DB), with the fixed catalog only. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -7,6 +8,7 @@
 #include "../../app/lib/common.h"
 #include "../../app/core/campaigns.h"
 #include "../../app/core/codetext.h"
+#include "../../app/core/redeem.h"
 #include "../../app/db/migrate.h"
 #include "fixture.h"
 
@@ -597,6 +599,45 @@ START_TEST(test_db_retries_start_at_zero)
 }
 END_TEST
 
+/*
+ * A connection the server drops (here: killed by another session) is
+ * replaced once, inside the request that finds it dead: the redemption
+ * still succeeds. MySQL/MariaDB only; SQLite has no connection to lose.
+ */
+START_TEST(test_db_reconnect_once)
+{
+	struct redeem_result res;
+	char code[1][96], sql[512], err[256];
+	struct db *admin;
+	int64_t before;
+
+	if (!fx_mysql())
+		return;
+	fx_campaign("spring", 0, 0, 0);
+	fx_codes("spring", 1, 10, code);
+	ck_assert_int_eq(redeem_code(&fx.svc, code[0], "a@x", NULL, &res), 0);
+	ck_assert_int_eq(res.error, ERROR_NONE);
+	admin = db_open(getenv("REDEEM_TEST_DB"), err, sizeof(err));
+	ck_assert_msg(admin != NULL, "%s", err);
+	snprintf(sql, sizeof(sql),
+	    "SET @victim = (SELECT ID FROM information_schema.PROCESSLIST "
+	    "WHERE DB = '%s' LIMIT 1); "
+	    "EXECUTE IMMEDIATE CONCAT('KILL CONNECTION ', @victim)",
+	    fx.name);
+	ck_assert_int_eq(db_exec_script(admin, sql), DB_OK);
+	db_close(admin);
+	before = db_retries(fx.db);
+	ck_assert_int_eq(redeem_code(&fx.svc, code[0], "b@x", NULL, &res), 0);
+	ck_assert_int_eq(res.error, ERROR_NONE);
+	ck_assert_int_eq(res.already, 0);
+	ck_assert_int_gt(db_retries(fx.db), before);
+	/* The replay of the first one still answers from the new link. */
+	ck_assert_int_eq(redeem_code(&fx.svc, code[0], "a@x", NULL, &res), 0);
+	ck_assert_int_eq(res.already, 1);
+	fx_verify_clean();
+}
+END_TEST
+
 Suite *
 suite_db(void)
 {
@@ -628,6 +669,7 @@ suite_db(void)
 	tcase_add_test(tc, test_db_migrations_idempotent);
 	tcase_add_test(tc, test_db_long_text_round_trip);
 	tcase_add_test(tc, test_db_retries_start_at_zero);
+	tcase_add_test(tc, test_db_reconnect_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
