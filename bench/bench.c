@@ -140,8 +140,8 @@ struct result {
 };
 
 static void
-measure(const struct target *t, int raw, int clients, int run,
-    double seconds, struct result *out)
+measure(const struct target *t, int raw, int clients, int run, double seconds,
+    struct result *out)
 {
 	static struct child_report sum;
 	struct child_report *slots;
