@@ -173,6 +173,16 @@ fx_count(const char *select)
 }
 
 void
+fx_assert_code(const char *code, const char *state, int64_t uses)
+{
+	struct code_info ci;
+
+	ck_assert_int_eq(code_get(&fx.svc, code, &ci), ERROR_NONE);
+	ck_assert_str_eq(ci.state, state);
+	ck_assert_int_eq(ci.uses, uses);
+}
+
+void
 fx_sql(const char *sql)
 {
 	ck_assert_msg(db_exec_script(fx.db, sql) == DB_OK, "%s: %s", sql,

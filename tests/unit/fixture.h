@@ -40,6 +40,8 @@ void fx_sql(const char *sql);
  * column of a budget-less campaign "probe" (tests only: the catalog has no
  * statement for ad-hoc counts, and verify ignores such a campaign). */
 int64_t fx_count(const char *select);
+/* Asserts a code's state and uses (any spelling of the code). */
+void fx_assert_code(const char *code, const char *state, int64_t uses);
 /* Asserts that verify finds nothing. */
 void fx_verify_clean(void);
 

@@ -48,16 +48,6 @@ claim_word(const char *pool, const char *account)
 	return res.error;
 }
 
-static void
-assert_code(const char *code, const char *state, int64_t uses)
-{
-	struct code_info ci;
-
-	ck_assert_int_eq(code_get(&fx.svc, code, &ci), ERROR_NONE);
-	ck_assert_str_eq(ci.state, state);
-	ck_assert_int_eq(ci.uses, uses);
-}
-
 /* The index of code in codes[n], or -1. */
 static int
 find_code(const char *code, char (*codes)[96], int n)
@@ -86,7 +76,7 @@ START_TEST(test_pool_claim)
 	ck_assert_int_gt(res.r.redeemed_at, 0);
 	ck_assert_int_eq(res.r.reversed_at, 0);
 	/* A pool claim is a redemption of the code handed out. */
-	assert_code(res.r.code, "redeemed", 1);
+	fx_assert_code(res.r.code, "redeemed", 1);
 	ck_assert_int_eq(redeemed_events(), 1);
 	/* The same account again: the same code, the same redemption. */
 	ck_assert_int_eq(redeem_pool_claim(&fx.svc, "pool", " A@Example.COM ",
@@ -125,7 +115,7 @@ START_TEST(test_pool_distinct_codes_then_exhausted)
 		ck_assert_msg(k >= 0, "handed out %s", res.r.code);
 		ck_assert_msg(!seen[k], "%s handed out twice", res.r.code);
 		seen[k] = 1;
-		assert_code(res.r.code, "redeemed", 1);
+		fx_assert_code(res.r.code, "redeemed", 1);
 	}
 	ck_assert_int_eq(
 	    claim_word("pool", "late@example.com"), ERROR_EXHAUSTED);
@@ -163,7 +153,7 @@ START_TEST(test_pool_not_found)
 	ck_assert_int_eq(
 	    redeem_pool_claim(&fx.svc, NULL, "a@example.com", CLIENT, &res), 0);
 	ck_assert_int_eq(res.error, ERROR_NOT_FOUND);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	fx_verify_clean();
 }
 END_TEST
@@ -193,8 +183,8 @@ START_TEST(test_pool_bad_request)
 		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "account %zu: %s",
 		    i, error_name(res.error));
 	}
-	assert_code(codes[0], "active", 0);
-	assert_code(codes[1], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[1], "active", 0);
 	fx_verify_clean();
 }
 END_TEST
@@ -290,8 +280,8 @@ START_TEST(test_pool_skips_unusable_codes)
 	claim_fresh("pool", "a@example.com", &res);
 	ck_assert_str_eq(res.r.code, codes[2]);
 	ck_assert_int_eq(claim_word("pool", "b@example.com"), ERROR_EXHAUSTED);
-	assert_code(codes[0], "revoked", 0);
-	assert_code(codes[1], "active", 0);
+	fx_assert_code(codes[0], "revoked", 0);
+	fx_assert_code(codes[1], "active", 0);
 	fx_verify_clean();
 }
 END_TEST
@@ -310,14 +300,14 @@ START_TEST(test_pool_returned_seat)
 			     REVERSAL_RETURN_SEAT, &rev),
 	    0);
 	ck_assert_int_eq(rev.error, ERROR_NONE);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	fx_verify_clean();
 	/* The code is back in the pool for another account. */
 	claim_fresh("pool", "b@example.com", &b);
 	ck_assert_str_eq(b.r.code, codes[0]);
 	ck_assert_int_ne(b.r.id, a.r.id);
 	ck_assert_int_gt(b.r.seq, a.r.seq);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	ck_assert_int_eq(claim_word("pool", "c@example.com"), ERROR_EXHAUSTED);
 	ck_assert_int_eq(redeemed_events(), 2);
 	fx_verify_clean();
@@ -337,7 +327,7 @@ START_TEST(test_pool_kept_seat)
 			     REVERSAL_KEEP_SEAT, &rev),
 	    0);
 	ck_assert_int_eq(rev.error, ERROR_NONE);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	ck_assert_int_eq(claim_word("pool", "b@example.com"), ERROR_EXHAUSTED);
 	fx_verify_clean();
 }
@@ -369,7 +359,7 @@ START_TEST(test_pool_rate_limited)
 			     "203.0.113.1", &res),
 	    0);
 	ck_assert_int_eq(res.error, ERROR_NONE);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	fx_verify_clean();
 }
 END_TEST

@@ -113,16 +113,6 @@ redeem_word(const char *code, const char *account)
 }
 
 static void
-assert_code(const char *code, const char *state, int64_t uses)
-{
-	struct code_info ci;
-
-	ck_assert_int_eq(code_get(&fx.svc, code, &ci), ERROR_NONE);
-	ck_assert_str_eq(ci.state, state);
-	ck_assert_int_eq(ci.uses, uses);
-}
-
-static void
 assert_same_redemption(const struct redemption *a, const struct redemption *b)
 {
 	ck_assert_int_eq(a->id, b->id);
@@ -169,7 +159,7 @@ START_TEST(test_redeem_fresh)
 	ck_assert_int_eq(res.r.reversal_policy, REVERSAL_NONE);
 	ck_assert_int_eq(res.compensated, 0);
 	ck_assert_int_eq(res.rechecked, 0);
-	assert_code(code, "redeemed", 1);
+	fx_assert_code(code, "redeemed", 1);
 	/* What was stored is what was answered. */
 	ck_assert_int_eq(redeem_get(&fx.svc, res.r.id, &got), 0);
 	ck_assert_int_eq(got.error, ERROR_NONE);
@@ -233,7 +223,7 @@ START_TEST(test_redeem_replay)
 		ck_assert_int_eq(res.already, 1);
 		assert_same_redemption(&res.r, &first.r);
 	}
-	assert_code(code, "active", 1);
+	fx_assert_code(code, "active", 1);
 	ck_assert_int_eq(redemptions(), 1);
 	/* G7: a replay writes no event. */
 	ck_assert_int_eq(redeemed_events(), 1);
@@ -247,11 +237,11 @@ START_TEST(test_redeem_single_use_redeemed)
 	char code[96];
 
 	one_code("spring", 1, code);
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	redeem_fresh(code, "a@example.com", &res);
-	assert_code(code, "redeemed", 1);
+	fx_assert_code(code, "redeemed", 1);
 	ck_assert_int_eq(redeem_word(code, "b@example.com"), ERROR_EXHAUSTED);
-	assert_code(code, "redeemed", 1);
+	fx_assert_code(code, "redeemed", 1);
 	fx_verify_clean();
 }
 END_TEST
@@ -275,12 +265,12 @@ START_TEST(test_redeem_multi_use_state_machine)
 			snprintf(account, sizeof(account), "u%lld@example.com",
 			    (long long)u);
 			redeem_fresh(code, account, &res);
-			assert_code(
+			fx_assert_code(
 			    code, u < max_uses[i] ? "active" : "exhausted", u);
 		}
 		ck_assert_int_eq(
 		    redeem_word(code, "late@example.com"), ERROR_EXHAUSTED);
-		assert_code(code, "exhausted", max_uses[i]);
+		fx_assert_code(code, "exhausted", max_uses[i]);
 	}
 	fx_verify_clean();
 }
@@ -307,7 +297,7 @@ START_TEST(test_redeem_invalid)
 		ck_assert_msg(redeem_word_from(bad[i], "a@example.com", NULL) ==
 				  ERROR_INVALID,
 		    "'%s' is not invalid", bad[i]);
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
 }
@@ -336,7 +326,7 @@ START_TEST(test_redeem_invalid_check_char_before_lookup)
 	fx_sql(sql);
 	ck_assert_int_eq(code_get(&fx.svc, typo, &ci), ERROR_NONE);
 	ck_assert_int_eq(redeem_word(typo, "a@example.com"), ERROR_INVALID);
-	assert_code(typo, "active", 0);
+	fx_assert_code(typo, "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
 }
@@ -381,18 +371,18 @@ START_TEST(test_redeem_expired_code)
 	/* Generated with a past expiry: codes_generate accepts it. */
 	gen_codes("spring", 1, 3, (int64_t)time(NULL) - 10, 0, past);
 	ck_assert_int_eq(redeem_word(past[0], "a@example.com"), ERROR_EXPIRED);
-	assert_code(past[0], "active", 0);
+	fx_assert_code(past[0], "active", 0);
 	/* Redeemed while valid, then past its expires_at. */
 	gen_codes("spring", 1, 3, (int64_t)time(NULL) + 3600, 0, later);
 	redeem_fresh(later[0], "a@example.com", &res);
 	expire_all_codes();
 	ck_assert_int_eq(redeem_word(later[0], "b@example.com"), ERROR_EXPIRED);
-	assert_code(later[0], "active", 1);
+	fx_assert_code(later[0], "active", 1);
 	/* Swept: the state says expired. */
 	one_code("summer", 3, code);
 	mark_all_codes_expired();
 	ck_assert_int_eq(redeem_word(code, "a@example.com"), ERROR_EXPIRED);
-	assert_code(code, "expired", 0);
+	fx_assert_code(code, "expired", 0);
 	ck_assert_int_eq(redemptions(), 1);
 	fx_verify_clean();
 }
@@ -412,7 +402,7 @@ START_TEST(test_redeem_expired_campaign)
 	ck_assert_int_eq(campaign_create(&fx.svc, &k), ERROR_NONE);
 	fx_codes("over", 1, 5, codes);
 	ck_assert_int_eq(redeem_word(codes[0], "a@example.com"), ERROR_EXPIRED);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
 }
@@ -427,7 +417,7 @@ START_TEST(test_redeem_revoked_code)
 	ck_assert_int_eq(code_revoke(&fx.svc, code, &ci), ERROR_NONE);
 	ck_assert_str_eq(ci.state, "revoked");
 	ck_assert_int_eq(redeem_word(code, "a@example.com"), ERROR_REVOKED);
-	assert_code(code, "revoked", 0);
+	fx_assert_code(code, "revoked", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
 }
@@ -442,7 +432,7 @@ START_TEST(test_redeem_revoked_campaign_closed)
 	ck_assert_int_eq(campaign_close(&fx.svc, "spring", &k), ERROR_NONE);
 	ck_assert_int_eq(k.closed, 1);
 	ck_assert_int_eq(redeem_word(code, "a@example.com"), ERROR_REVOKED);
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
 }
@@ -461,7 +451,7 @@ START_TEST(test_redeem_ineligible_not_started)
 	fx_codes("later", 1, 5, codes);
 	ck_assert_int_eq(
 	    redeem_word(codes[0], "a@example.com"), ERROR_INELIGIBLE);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	ck_assert_int_eq(redemptions(), 0);
 	fx_verify_clean();
 }
@@ -502,7 +492,7 @@ START_TEST(test_redeem_ineligible_account_limit)
 	    redeem_word(codes[2], "a@example.com"), ERROR_INELIGIBLE);
 	ck_assert_int_eq(
 	    redeem_word(codes[2], " A@EXAMPLE.COM "), ERROR_INELIGIBLE);
-	assert_code(codes[2], "active", 0);
+	fx_assert_code(codes[2], "active", 0);
 	/* A replay within the limit is still a replay. */
 	ck_assert_int_eq(
 	    redeem_code(&fx.svc, codes[1], "a@example.com", CLIENT, &res), 0);
@@ -510,7 +500,7 @@ START_TEST(test_redeem_ineligible_account_limit)
 	ck_assert_int_eq(res.already, 1);
 	/* Another account has its own count. */
 	redeem_fresh(codes[2], "b@example.com", &res);
-	assert_code(codes[2], "active", 1);
+	fx_assert_code(codes[2], "active", 1);
 	fx_verify_clean();
 }
 END_TEST
@@ -524,7 +514,7 @@ START_TEST(test_redeem_exhausted_no_seat)
 	redeem_fresh(code, "a@example.com", &res);
 	redeem_fresh(code, "b@example.com", &res);
 	ck_assert_int_eq(redeem_word(code, "c@example.com"), ERROR_EXHAUSTED);
-	assert_code(code, "exhausted", 2);
+	fx_assert_code(code, "exhausted", 2);
 	ck_assert_int_eq(redemptions(), 2);
 	fx_verify_clean();
 }
@@ -545,8 +535,8 @@ START_TEST(test_redeem_exhausted_budget)
 	    redeem_word(codes[0], "c@example.com"), ERROR_EXHAUSTED);
 	ck_assert_int_eq(
 	    redeem_word(codes[1], "c@example.com"), ERROR_EXHAUSTED);
-	assert_code(codes[0], "active", 1);
-	assert_code(codes[1], "active", 1);
+	fx_assert_code(codes[0], "active", 1);
+	fx_assert_code(codes[1], "active", 1);
 	ck_assert_int_eq(campaign_get(&fx.svc, "budget", &k), ERROR_NONE);
 	ck_assert_int_eq(k.redeemed, 2);
 	ck_assert_int_eq(redemptions(), 2);
@@ -720,7 +710,7 @@ START_TEST(test_redeem_bad_request_account)
 		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "account %zu: %s",
 		    i, error_name(res.error));
 	}
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	ck_assert_int_eq(abuse_rows(), 0);
 	/* The boundary: 254 bytes is an account, UTF-8 too. */
 	memset(max_account, 'b', 254);
@@ -768,7 +758,7 @@ START_TEST(test_redeem_bad_request_code)
 		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "code %zu: %s", i,
 		    error_name(res.error));
 	}
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	ck_assert_int_eq(abuse_rows(), 0);
 	/* The boundary: 128 raw characters redeem. */
 	memset(max_raw, ' ', 128);
@@ -801,7 +791,7 @@ START_TEST(test_redeem_bad_request_client)
 		ck_assert_msg(res.error == ERROR_BAD_REQUEST, "client %zu: %s",
 		    i, error_name(res.error));
 	}
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	long_client[254] = '\0';
 	ck_assert_int_eq(
 	    redeem_word_from(code, "a@example.com", long_client), ERROR_NONE);
@@ -929,7 +919,7 @@ START_TEST(test_redeem_tenant_scoped)
 	ck_assert_int_eq(
 	    redeem_code(&other, code, "a@example.com", CLIENT, &res), 0);
 	ck_assert_int_eq(res.error, ERROR_INVALID);
-	assert_code(code, "active", 0);
+	fx_assert_code(code, "active", 0);
 	/* Nor is the default tenant's redemption found from there. */
 	redeem_fresh(code, "a@example.com", &res);
 	ck_assert_int_eq(redeem_get(&other, res.r.id, &res), 0);

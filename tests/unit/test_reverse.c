@@ -52,16 +52,6 @@ reverse_ok(int64_t id, const char *reason, enum reversal_policy p,
 	    (long long)id, error_name(res->error));
 }
 
-static void
-assert_code(const char *code, const char *state, int64_t uses)
-{
-	struct code_info ci;
-
-	ck_assert_int_eq(code_get(&fx.svc, code, &ci), ERROR_NONE);
-	ck_assert_str_eq(ci.state, state);
-	ck_assert_int_eq(ci.uses, uses);
-}
-
 START_TEST(test_reverse_return_seat_redeemed)
 {
 	struct redeem_result r, v, got;
@@ -72,7 +62,7 @@ START_TEST(test_reverse_return_seat_redeemed)
 	fx_campaign("spring", 0, 0, 0);
 	fx_codes("spring", 1, 1, codes);
 	redeem_fresh(codes[0], "a@example.com", &r);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	before = time(NULL);
 	reverse_ok(r.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
 	ck_assert_int_eq(v.already, 0);
@@ -84,7 +74,7 @@ START_TEST(test_reverse_return_seat_redeemed)
 	ck_assert_int_le(v.r.reversed_at, (int64_t)time(NULL) + 5);
 	ck_assert_str_eq(v.r.reversal_reason, "refund");
 	ck_assert_int_eq(v.r.reversal_policy, REVERSAL_RETURN_SEAT);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	/* Stored as answered. */
 	ck_assert_int_eq(redeem_get(&fx.svc, r.r.id, &got), 0);
 	ck_assert_int_eq(got.r.reversed_at, v.r.reversed_at);
@@ -101,7 +91,7 @@ START_TEST(test_reverse_return_seat_redeemed)
 	fx_verify_clean();
 	/* The seat is free for another account. */
 	redeem_fresh(codes[0], "b@example.com", &r);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	fx_verify_clean();
 }
 END_TEST
@@ -115,12 +105,12 @@ START_TEST(test_reverse_return_seat_exhausted)
 	fx_codes("spring", 1, 2, codes);
 	redeem_fresh(codes[0], "a@example.com", &a);
 	redeem_fresh(codes[0], "b@example.com", &b);
-	assert_code(codes[0], "exhausted", 2);
+	fx_assert_code(codes[0], "exhausted", 2);
 	reverse_ok(b.r.id, "mistake", REVERSAL_RETURN_SEAT, &v);
-	assert_code(codes[0], "active", 1);
+	fx_assert_code(codes[0], "active", 1);
 	fx_verify_clean();
 	reverse_ok(a.r.id, "mistake", REVERSAL_RETURN_SEAT, &v);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	fx_verify_clean();
 	/* A reversed redemption is still the account's: a replay. */
 	ck_assert_int_eq(
@@ -129,7 +119,7 @@ START_TEST(test_reverse_return_seat_exhausted)
 	ck_assert_int_eq(v.already, 1);
 	ck_assert_int_eq(v.r.id, a.r.id);
 	ck_assert_int_ne(v.r.reversed_at, 0);
-	assert_code(codes[0], "active", 0);
+	fx_assert_code(codes[0], "active", 0);
 	fx_verify_clean();
 }
 END_TEST
@@ -147,7 +137,7 @@ START_TEST(test_reverse_keep_seat)
 	ck_assert_int_eq(v.r.reversal_policy, REVERSAL_KEEP_SEAT);
 	ck_assert_str_eq(v.r.reversal_reason, "chargeback");
 	ck_assert_int_ne(v.r.reversed_at, 0);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	ck_assert_int_eq(
 	    redeem_word(codes[0], "b@example.com"), ERROR_EXHAUSTED);
 	/* Nor is the budget given back. */
@@ -159,7 +149,7 @@ START_TEST(test_reverse_keep_seat)
 	fx_codes("summer", 1, 3, multi);
 	redeem_fresh(multi[0], "a@example.com", &r);
 	reverse_ok(r.r.id, "chargeback", REVERSAL_KEEP_SEAT, &v);
-	assert_code(multi[0], "active", 1);
+	fx_assert_code(multi[0], "active", 1);
 	ck_assert_int_eq(reversed_events(), 2);
 	fx_verify_clean();
 }
@@ -177,7 +167,7 @@ START_TEST(test_reverse_idempotent)
 	redeem_fresh(codes[0], "b@example.com", &b);
 	reverse_ok(a.r.id, "refund", REVERSAL_RETURN_SEAT, &first);
 	ck_assert_int_eq(first.already, 0);
-	assert_code(codes[0], "active", 1);
+	fx_assert_code(codes[0], "active", 1);
 	/* Again, the same or another policy and reason: the first reversal,
 	 * unchanged; the seat is not returned twice. */
 	for (i = 0; i < 3; i++) {
@@ -188,7 +178,7 @@ START_TEST(test_reverse_idempotent)
 		ck_assert_int_eq(again.r.reversed_at, first.r.reversed_at);
 		ck_assert_str_eq(again.r.reversal_reason, "refund");
 		ck_assert_int_eq(again.r.reversal_policy, REVERSAL_RETURN_SEAT);
-		assert_code(codes[0], "active", 1);
+		fx_assert_code(codes[0], "active", 1);
 	}
 	ck_assert_int_eq(reversed_events(), 1);
 	fx_verify_clean();
@@ -197,7 +187,7 @@ START_TEST(test_reverse_idempotent)
 	reverse_ok(b.r.id, "chargeback", REVERSAL_RETURN_SEAT, &again);
 	ck_assert_int_eq(again.already, 1);
 	ck_assert_int_eq(again.r.reversal_policy, REVERSAL_KEEP_SEAT);
-	assert_code(codes[0], "active", 1);
+	fx_assert_code(codes[0], "active", 1);
 	ck_assert_int_eq(reversed_events(), 2);
 	fx_verify_clean();
 }
@@ -227,7 +217,7 @@ START_TEST(test_reverse_not_found)
 	    redeem_reverse(&other, r.r.id, "refund", REVERSAL_RETURN_SEAT, &v),
 	    0);
 	ck_assert_int_eq(v.error, ERROR_NOT_FOUND);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	ck_assert_int_eq(reversed_events(), 0);
 	fx_verify_clean();
 }
@@ -272,7 +262,7 @@ START_TEST(test_reverse_bad_request)
 	}
 	ck_assert_int_eq(redeem_get(&fx.svc, r.r.id, &got), 0);
 	ck_assert_int_eq(got.r.reversed_at, 0);
-	assert_code(codes[0], "redeemed", 1);
+	fx_assert_code(codes[0], "redeemed", 1);
 	ck_assert_int_eq(reversed_events(), 0);
 	/* The boundary: 500 bytes of UTF-8 is a reason. */
 	memset(max_reason, 'r', 498);
@@ -317,9 +307,9 @@ START_TEST(test_reverse_revoked_stays_revoked)
 	redeem_fresh(codes[0], "b@example.com", &b);
 	ck_assert_int_eq(code_revoke(&fx.svc, codes[0], &ci), ERROR_NONE);
 	reverse_ok(a.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
-	assert_code(codes[0], "revoked", 1);
+	fx_assert_code(codes[0], "revoked", 1);
 	reverse_ok(b.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
-	assert_code(codes[0], "revoked", 0);
+	fx_assert_code(codes[0], "revoked", 0);
 	ck_assert_int_eq(redeem_word(codes[0], "c@example.com"), ERROR_REVOKED);
 	fx_verify_clean();
 	/* Expired by the sweep: stays expired. */
@@ -328,7 +318,7 @@ START_TEST(test_reverse_revoked_stays_revoked)
 	fx_sql("UPDATE codes SET state = 'expired', expires_at = 1 "
 	       "WHERE state = 'exhausted'");
 	reverse_ok(a.r.id, "refund", REVERSAL_RETURN_SEAT, &v);
-	assert_code(codes[1], "expired", 1);
+	fx_assert_code(codes[1], "expired", 1);
 	ck_assert_int_eq(redeem_word(codes[1], "c@example.com"), ERROR_EXPIRED);
 	fx_verify_clean();
 }
@@ -352,7 +342,7 @@ START_TEST(test_reverse_returns_budget)
 	redeem_fresh(codes[0], "b@example.com", &r);
 	ck_assert_int_eq(
 	    redeem_word(codes[0], "c@example.com"), ERROR_EXHAUSTED);
-	assert_code(codes[0], "active", 1);
+	fx_assert_code(codes[0], "active", 1);
 	fx_verify_clean();
 }
 END_TEST
