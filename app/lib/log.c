@@ -18,13 +18,6 @@ static const char *const log_names[LOG__MAX] = {
     [LOG_DEBUG] = "debug",
 };
 
-void
-log_set_level(enum log_level l)
-{
-	log_level = l;
-	log_level_read = 1;
-}
-
 static void
 log_read_env(void)
 {
@@ -65,19 +58,4 @@ log_msg(enum log_level l, const char *fmt, ...)
 	out[o] = '\0';
 	fprintf(
 	    stderr, "redeem[%ld] %s: %s\n", (long)getpid(), log_names[l], out);
-}
-
-const char *
-log_redact(const char *s, char out[16])
-{
-	size_t n;
-
-	if (s == NULL)
-		return "(null)";
-	n = strlen(s);
-	if (n > 4)
-		n = 4;
-	memcpy(out, s, n);
-	memcpy(out + n, "...", 4);
-	return out;
 }

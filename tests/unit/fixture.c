@@ -138,7 +138,8 @@ fx_emit(void *arg, const char *display)
 }
 
 void
-fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96])
+fx_codes_with(const char *campaign, int n, int64_t max_uses, int64_t expires_at,
+    int no_check, char (*out)[96])
 {
 	struct codes_gen g;
 	struct fx_gen fg = {out, 0};
@@ -148,11 +149,19 @@ fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96])
 	g.campaign = campaign;
 	g.count = n;
 	g.max_uses = max_uses;
+	g.expires_at = expires_at;
+	g.no_check = no_check;
 	g.emit = fx_emit;
 	g.arg = &fg;
 	ck_assert_int_eq(codes_generate(&fx.svc, &g, &created), ERROR_NONE);
 	ck_assert_int_eq(created, n);
 	ck_assert_int_eq(fg.n, n);
+}
+
+void
+fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96])
+{
+	fx_codes_with(campaign, n, max_uses, 0, 0, out);
 }
 
 int64_t

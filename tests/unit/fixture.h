@@ -33,6 +33,9 @@ struct db *fx_connect(void);
 void fx_campaign(const char *name, int pool, int64_t budget, int64_t limit);
 /* Generates n codes with max_uses into out[n][CODE_DISPLAY_MAX]. */
 void fx_codes(const char *campaign, int n, int64_t max_uses, char (*out)[96]);
+/* The same with an expiry (0: none) and without the check character. */
+void fx_codes_with(const char *campaign, int n, int64_t max_uses,
+    int64_t expires_at, int no_check, char (*out)[96]);
 /* Runs SQL as is (test set-up that no API offers, e.g. breaking a row to
  * see verify catch it). */
 void fx_sql(const char *sql);

@@ -48,41 +48,6 @@ one_code(const char *campaign, int64_t max_uses, char *out)
 	memcpy(out, codes[0], sizeof(codes[0]));
 }
 
-struct gen_out {
-	char (*out)[96];
-	int n;
-};
-
-static void
-gen_emit(void *arg, const char *display)
-{
-	struct gen_out *g = arg;
-
-	snprintf(g->out[g->n++], 96, "%s", display);
-}
-
-/* Like fx_codes, with an expiry and without a check character. */
-static void
-gen_codes(const char *campaign, int n, int64_t max_uses, int64_t expires_at,
-    int no_check, char (*out)[96])
-{
-	struct gen_out go = {out, 0};
-	struct codes_gen g;
-	int64_t created;
-
-	memset(&g, 0, sizeof(g));
-	g.campaign = campaign;
-	g.count = n;
-	g.max_uses = max_uses;
-	g.expires_at = expires_at;
-	g.no_check = no_check;
-	g.emit = gen_emit;
-	g.arg = &go;
-	ck_assert_int_eq(codes_generate(&fx.svc, &g, &created), ERROR_NONE);
-	ck_assert_int_eq(created, n);
-	ck_assert_int_eq(go.n, n);
-}
-
 /* A fresh redemption, asserted. */
 static void
 redeem_fresh(const char *code, const char *account, struct redeem_result *res)
@@ -342,7 +307,7 @@ START_TEST(test_redeem_unchecked_codes_redeem)
 
 	fx_campaign("plain", 0, 0, 0);
 	/* Eight: each passes the check by chance with odds 1/31. */
-	gen_codes("plain", 8, 1, 0, 1, codes);
+	fx_codes_with("plain", 8, 1, 0, 1, codes);
 	ck_assert_int_gt(fx.svc.unchecked_codes, 0);
 	for (i = 0; i < 8; i++)
 		redeem_fresh(codes[i], "a@example.com", &res);
@@ -369,11 +334,11 @@ START_TEST(test_redeem_expired_code)
 
 	fx_campaign("spring", 0, 0, 0);
 	/* Generated with a past expiry: codes_generate accepts it. */
-	gen_codes("spring", 1, 3, (int64_t)time(NULL) - 10, 0, past);
+	fx_codes_with("spring", 1, 3, (int64_t)time(NULL) - 10, 0, past);
 	ck_assert_int_eq(redeem_word(past[0], "a@example.com"), ERROR_EXPIRED);
 	fx_assert_code(past[0], "active", 0);
 	/* Redeemed while valid, then past its expires_at. */
-	gen_codes("spring", 1, 3, (int64_t)time(NULL) + 3600, 0, later);
+	fx_codes_with("spring", 1, 3, (int64_t)time(NULL) + 3600, 0, later);
 	redeem_fresh(later[0], "a@example.com", &res);
 	expire_all_codes();
 	ck_assert_int_eq(redeem_word(later[0], "b@example.com"), ERROR_EXPIRED);
