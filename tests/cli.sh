@@ -26,6 +26,14 @@ expect() {
 		sed 's/^/  | /' "$t/out" "$t/err" | head -20
 	fi
 }
+# stdin_is TEXT command...: runs the command with one line TEXT as its
+# standard input; no_stdin command...: with none.
+stdin_is() {
+	local in=$1
+	shift
+	printf '%s\n' "$in" | "$@"
+}
+no_stdin() { "$@" </dev/null; }
 has() { # has FILE TEXT DESCRIPTION
 	if grep -q -- "$2" "$1"; then ok; else
 		bad "$3: no \"$2\" in $1"
@@ -49,7 +57,8 @@ esac
 expect 2 "no verb" -- "$R"
 expect 0 "--help" -- "$R" --help
 has "$t/out" "codes generate" "top help lists verbs"
-for v in migrate "tenant create" "campaign create" "campaign close" \
+for v in migrate init "tenant create" "admin create" "apikey create" \
+	"apikey list" "apikey revoke" "campaign create" "campaign close" \
 	"campaign list" "codes generate" "codes import" "codes export" \
 	"codes show" redeem "pool claim" reverse revoke verify; do
 	# shellcheck disable=SC2086
@@ -76,6 +85,83 @@ expect 0 "migrate again" -- "$R" migrate
 has "$t/out" "up to date" "second migrate is a no-op"
 expect 1 "unknown tenant" -- "$R" campaign list --tenant nosuch
 has "$t/err" "not_found" "unknown tenant"
+
+# First run: init migrates and prints the credentials, once.
+lines() { [ "$(wc -l <"$1")" -eq "$2" ]; }
+keyre='rdm_[a-z2-7]\{8\}_[a-z2-7]\{32\}'
+case $REDEEM_DB in
+sqlite:*)
+	expect 0 "init on a fresh database" -- \
+		env REDEEM_DB="sqlite:$t/fresh.db" "$R" init
+	lines "$t/out" 2 && ok || bad "init on a fresh database: two lines"
+	expect 0 "init migrated" -- env REDEEM_DB="sqlite:$t/fresh.db" \
+		"$R" migrate
+	has "$t/out" "up to date" "init applied the migrations"
+	;;
+esac
+expect 0 "init" -- "$R" init
+lines "$t/out" 2 && ok || bad "init prints two lines"
+has "$t/out" "^admin login: admin@localhost [A-Za-z0-9]\{20\}$" \
+	"init prints the admin login"
+has "$t/out" "^api key: $keyre$" "init prints an API key"
+expect 0 "init again" -- "$R" init
+[ ! -s "$t/out" ] && ok || bad "init again prints nothing"
+expect 0 "init's key is listed" -- "$R" apikey list
+has "$t/out" "admin .*first run$" "init's key: admin scope, labelled"
+
+# API keys: printed alone, listed without their secret, revoked.
+expect 0 "apikey create" -- "$R" apikey create --scope redeem \
+	--label "shop front"
+lines "$t/out" 1 && grep -qx "$keyre" "$t/out" && ok ||
+	bad "apikey create prints the key alone"
+[ ! -s "$t/err" ] && ok || bad "apikey create: nothing on stderr"
+key=$(cat "$t/out")
+lookup=${key:4:8}
+secret=${key:13}
+expect 0 "apikey list" -- "$R" apikey list
+has "$t/out" "rdm_$lookup redeem" "list shows the key's lookup and scope"
+has "$t/out" "shop front" "list shows the label"
+grep -q "$secret" "$t/out" && bad "list shows no secret" || ok
+keyid=$(awk -v l="rdm_$lookup" '$2 == l {print $1}' "$t/out")
+expect 0 "apikey revoke" -- "$R" apikey revoke "$keyid"
+expect 0 "apikey revoke again" -- "$R" apikey revoke "$keyid"
+expect 0 "apikey list after revoke" -- "$R" apikey list
+awk -v l="rdm_$lookup" '$2 == l && $5 != "-"' "$t/out" | grep -q . &&
+	ok || bad "list shows the revocation"
+expect 1 "apikey revoke unknown" -- "$R" apikey revoke 999999
+has "$t/err" "not_found" "apikey revoke unknown"
+expect 2 "apikey revoke bad id" -- "$R" apikey revoke x
+expect 2 "apikey bad scope" -- "$R" apikey create --scope root
+expect 2 "apikey without scope" -- "$R" apikey create
+expect 0 "apikey admin scope" -- "$R" apikey create --scope admin
+grep -qx "$keyre" "$t/out" && ok || bad "admin-scope key printed"
+
+# Dashboard admins.
+expect 0 "admin create, password on stdin" -- stdin_is "s3cret-pass" \
+	"$R" admin create --email " Ann@Example.com" --password-stdin
+[ ! -s "$t/out" ] && ok || bad "nothing on stdout with --password-stdin"
+has "$t/err" "ann@example.com (admin)" "admin create: canonical e-mail, role admin"
+expect 0 "admin create, generated" -- "$R" admin create \
+	--email bob@example.com --role viewer
+lines "$t/out" 1 && grep -qx '[A-Za-z0-9]\{20\}' "$t/out" && ok ||
+	bad "a generated password is printed alone"
+has "$t/err" "(viewer)" "admin create --role"
+expect 1 "duplicate admin" -- "$R" admin create --email ANN@example.com
+has "$t/err" "conflict" "duplicate admin is a conflict"
+expect 1 "duplicate admin, stdin" -- stdin_is "another-pass" \
+	"$R" admin create --email ann@example.com --password-stdin
+has "$t/err" "conflict" "duplicate admin from stdin is a conflict"
+expect 1 "admin short password" -- stdin_is short \
+	"$R" admin create --email c@example.com --password-stdin
+has "$t/err" "bad_request" "short password"
+expect 1 "admin no password on stdin" -- no_stdin \
+	"$R" admin create --email c@example.com --password-stdin
+has "$t/err" "bad_request" "empty stdin"
+expect 1 "admin bad e-mail" -- "$R" admin create --email nobody
+has "$t/err" "bad_request" "bad e-mail"
+expect 2 "admin bad role" -- "$R" admin create --email d@example.com \
+	--role god
+expect 2 "admin without e-mail" -- "$R" admin create
 
 # Campaigns.
 expect 0 "campaign create" -- "$R" campaign create --name spring \
@@ -177,6 +263,14 @@ has "$t/out" "spring" "list shows campaigns"
 expect 0 "tenant create" -- "$R" tenant create acme
 expect 0 "tenant scoping" -- "$R" campaign list --tenant acme
 grep -q spring "$t/out" && bad "tenant scoping hides other tenants" || ok
+expect 0 "apikey list, other tenant" -- "$R" apikey list --tenant acme
+grep -q "$lookup" "$t/out" && bad "keys are the tenant's own" || ok
+expect 1 "apikey revoke across tenants" -- "$R" apikey revoke "$keyid" \
+	--tenant acme
+expect 0 "admin in another tenant" -- "$R" admin create \
+	--email bob@example.com --tenant acme
+expect 0 "init, other tenant with an admin" -- "$R" init --tenant acme
+[ ! -s "$t/out" ] && ok || bad "init prints nothing when there is an admin"
 
 # verify: clean, then a broken row is named.
 expect 0 "verify clean" -- "$R" verify

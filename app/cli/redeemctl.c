@@ -15,6 +15,8 @@
 #include "../lib/str.h"
 #include "../db/db.h"
 #include "../db/migrate.h"
+#include "../core/admin.h"
+#include "../core/apikey.h"
 #include "../core/campaigns.h"
 #include "../core/codes.h"
 #include "../core/redeem.h"
@@ -542,6 +544,213 @@ v_verify(struct cmd *c, const char **pos, int npos)
 	return EXIT_FAILED;
 }
 
+static void
+print_apikey(void *arg, const struct apikey *k)
+{
+	char created[32], revoked[32] = "-";
+
+	(void)arg;
+	str_rfc3339(k->created_at, created);
+	if (k->revoked_at > 0)
+		str_rfc3339(k->revoked_at, revoked);
+	printf("%-6lld rdm_%-8s %-6s %-20s %-20s %s\n", (long long)k->id,
+	    k->lookup, apikey_scope_name(k->scope), created, revoked, k->label);
+}
+
+static int
+v_apikey_create(struct cmd *c, const char **pos, int npos)
+{
+	char text[APIKEY_TEXT_MAX];
+	enum apikey_scope scope;
+	const char *label = opts_get(c, "label");
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	if (apikey_scope_parse(opt_req(c, "scope"), &scope) == -1) {
+		fprintf(stderr, "redeemctl %s: --scope is redeem or admin\n",
+		    c->verb);
+		return EXIT_USAGE;
+	}
+	if (label != NULL && strlen(label) > APIKEY_LABEL_MAX)
+		return fail(
+		    c->verb, ERROR_BAD_REQUEST, "a label is 100 bytes at most");
+	e = apikey_create(tsvc(c), scope, label, text, NULL);
+	if (e != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_BAD_REQUEST ? "a label is UTF-8 text" : NULL);
+	/* The key alone, once: it is stored only as a hash. */
+	puts(text);
+	explicit_bzero(text, sizeof(text));
+	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+}
+
+static int
+v_apikey_list(struct cmd *c, const char **pos, int npos)
+{
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	printf("%-6s %-12s %-6s %-20s %-20s %s\n", "ID", "LOOKUP", "SCOPE",
+	    "CREATED", "REVOKED", "LABEL");
+	if ((e = apikey_list(tsvc(c), print_apikey, NULL)) != ERROR_NONE)
+		return fail(c->verb, e, NULL);
+	return 0;
+}
+
+static int
+v_apikey_revoke(struct cmd *c, const char **pos, int npos)
+{
+	enum error_word e;
+	int64_t id;
+
+	(void)npos;
+	if (str_to_i64(pos[0], 1, INT64_MAX, &id) == -1) {
+		fprintf(stderr,
+		    "redeemctl %s: ID is a key's id (see apikey list), a "
+		    "positive number\n",
+		    c->verb);
+		return EXIT_USAGE;
+	}
+	if ((e = apikey_revoke(tsvc(c), id)) != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_NOT_FOUND ? "no key of that id in the tenant"
+					 : NULL);
+	printf("revoked key %lld\n", (long long)id);
+	return 0;
+}
+
+/* One line of standard input without its line end; -1 when there is
+ * none or it is longer than ADMIN_PASSWORD_MAX. */
+static int
+read_password(char *buf, size_t size)
+{
+	size_t n;
+
+	if (fgets(buf, (int)size, stdin) == NULL)
+		return -1;
+	n = strlen(buf);
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	else if (n == size - 1) {
+		/* no line end within the buffer: overlong, unless at EOF */
+		if (getchar() != EOF)
+			return -1;
+	}
+	if (n > 0 && buf[n - 1] == '\r')
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int
+v_admin_create(struct cmd *c, const char **pos, int npos)
+{
+	char pw[ADMIN_PASSWORD_MAX + 2], gen[ADMIN_PASSWORD_GEN + 1];
+	const char *email = opt_req(c, "email"), *role_s = opts_get(c, "role");
+	enum admin_role role = ADMIN_ADMIN;
+	int from_stdin = opts_get(c, "password-stdin") != NULL;
+	struct admin a;
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	if (role_s != NULL && admin_role_parse(role_s, &role) == -1) {
+		fprintf(stderr,
+		    "redeemctl %s: --role is owner, admin or viewer\n",
+		    c->verb);
+		return EXIT_USAGE;
+	}
+	if (from_stdin && read_password(pw, sizeof(pw)) == -1) {
+		explicit_bzero(pw, sizeof(pw));
+		return fail(c->verb, ERROR_BAD_REQUEST,
+		    "no password on standard input, or one longer than 256 "
+		    "bytes");
+	}
+	e = admin_create(tsvc(c), email, role, from_stdin ? pw : NULL, gen, &a);
+	explicit_bzero(pw, sizeof(pw));
+	if (e != ERROR_NONE) {
+		explicit_bzero(gen, sizeof(gen));
+		return fail(c->verb, e,
+		    e == ERROR_CONFLICT ? "an admin with that e-mail exists"
+		    : e == ERROR_BAD_REQUEST
+			? "want an e-mail address and a password of 8 to 256 "
+			  "bytes"
+			: NULL);
+	}
+	fprintf(stderr, "created admin %s (%s) in tenant %s\n", a.email,
+	    admin_role_name(a.role), the_svc.tenant);
+	if (!from_stdin)
+		puts(gen);
+	explicit_bzero(gen, sizeof(gen));
+	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+}
+
+struct first_run {
+	struct svc *s;
+	char password[ADMIN_PASSWORD_GEN + 1];
+	char key[APIKEY_TEXT_MAX];
+	enum error_word e;
+	int exists;
+};
+
+#define FIRST_ADMIN "admin@localhost"
+
+/* The first admin and an admin key, both or neither: a crash between
+ * them cannot leave an admin whose password nobody saw. */
+static int
+first_run_tx(struct db *db, void *arg)
+{
+	struct first_run *f = arg;
+	int64_t n;
+
+	(void)db;
+	f->exists = 0;
+	f->e = admin_count(f->s, &n);
+	if (f->e != ERROR_NONE)
+		return DB_EFAIL;
+	if (n > 0) {
+		f->exists = 1;
+		return DB_ROLLBACK;
+	}
+	f->e = admin_create(
+	    f->s, FIRST_ADMIN, ADMIN_OWNER, NULL, f->password, NULL);
+	if (f->e == ERROR_CONFLICT) {
+		f->exists = 1; /* another init won the race */
+		return DB_ROLLBACK;
+	}
+	if (f->e == ERROR_NONE)
+		f->e = apikey_create(
+		    f->s, APIKEY_ADMIN, "first run", f->key, NULL);
+	return f->e == ERROR_NONE ? DB_OK : DB_EFAIL;
+}
+
+static int
+v_init(struct cmd *c, const char **pos, int npos)
+{
+	struct first_run f;
+	int rc;
+
+	(void)pos;
+	(void)npos;
+	if (migrate_run(open_db(), NULL, NULL) == -1)
+		return fail(c->verb, ERROR_UNAVAILABLE, db_errmsg(the_db));
+	memset(&f, 0, sizeof(f));
+	f.s = tsvc(c);
+	rc = db_transact(the_db, DB_TX_WRITE, first_run_tx, &f);
+	if (rc == DB_OK) {
+		printf("admin login: %s %s\napi key: %s\n", FIRST_ADMIN,
+		    f.password, f.key);
+		rc = fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+	} else if (rc == DB_ROLLBACK && f.exists)
+		rc = 0;
+	else
+		rc = fail(c->verb, f.e != ERROR_NONE ? f.e : ERROR_UNAVAILABLE,
+		    db_errmsg(the_db));
+	explicit_bzero(&f, sizeof(f));
+	return rc;
+}
+
 static struct opt o_tenant_only[] = {TENANT_OPT, {NULL, NULL, NULL, NULL}};
 static struct opt o_none[] = {{NULL, NULL, NULL, NULL}};
 static struct opt o_campaign_create[] = {
@@ -601,14 +810,58 @@ static struct opt o_reverse[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+static struct opt o_apikey_create[] = {
+    {"scope", "S",
+	"redeem (redeem, holds, pools, permits) or admin (everything)", NULL},
+    {"label", "L", "a note to tell keys apart (100 bytes at most)", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
+};
+static struct opt o_admin_create[] = {
+    {"email", "E", "the admin's e-mail, the login name", NULL},
+    {"role", "R", "owner, admin (default) or viewer", NULL},
+    {"password-stdin", NULL,
+	"read the password (8-256 bytes) from one line of standard input; "
+	"without it one is generated and printed",
+	NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
+};
+
 static struct verb verbs[] = {
     {{"migrate", "",
 	 "Applies the migrations the database lacks (safe to "
 	 "run again).",
 	 o_none, 0, 0},
 	v_migrate},
+    {{"init", "",
+	 "First-run set-up: migrates, then, when the tenant has no admin "
+	 "yet, creates admin@localhost (owner) with a generated password "
+	 "and an admin API key, and prints both (once: later runs print "
+	 "nothing).",
+	 o_tenant_only, 0, 0},
+	v_init},
     {{"tenant create", "NAME", "Creates a tenant.", o_none, 1, 1},
 	v_tenant_create},
+    {{"admin create", "",
+	 "Creates a dashboard admin; prints the generated password alone "
+	 "on standard output unless --password-stdin.",
+	 o_admin_create, 0, 0},
+	v_admin_create},
+    {{"apikey create", "",
+	 "Creates an API key and prints it alone on standard output: it is "
+	 "shown this once and stored only as a hash.",
+	 o_apikey_create, 0, 0},
+	v_apikey_create},
+    {{"apikey list", "",
+	 "Lists the tenant's API keys (their public lookup part, never the "
+	 "secret).",
+	 o_tenant_only, 0, 0},
+	v_apikey_list},
+    {{"apikey revoke", "ID",
+	 "Revokes API key ID (idempotent): it is refused from now on.",
+	 o_tenant_only, 1, 1},
+	v_apikey_revoke},
     {{"campaign create", "", "Creates a campaign.", o_campaign_create, 0, 0},
 	v_campaign_create},
     {{"campaign close", "[NAME]",

@@ -270,6 +270,7 @@ struct import_chunk {
 	struct svc *s;
 	int64_t campaign_id;
 	struct import_row *rows;
+	unsigned char *made; /* NULL, or n flags: row i was created */
 	int64_t n, created, duplicates, unchecked;
 };
 
@@ -298,6 +299,8 @@ import_chunk_tx(struct db *db, void *arg)
 			db_bind_null(st, 6);
 		rc = db_step(st);
 		db_reset(st);
+		if (c->made != NULL)
+			c->made[i] = rc == DB_OK;
 		if (rc == DB_EUNIQUE) {
 			c->duplicates++;
 			continue;
@@ -391,6 +394,63 @@ codes_import(struct svc *s, FILE *fp, struct codes_import *im)
 	return e;
 }
 
+enum error_word
+codes_import_list(struct svc *s, const char *campaign, const char *const *codes,
+    size_t n, int64_t max_uses, int64_t expires_at,
+    void (*emit)(void *, const char *display), void *arg, int64_t *created,
+    int64_t *duplicates)
+{
+	struct import_chunk c;
+	struct campaign k;
+	enum error_word e;
+	size_t i;
+
+	*created = *duplicates = 0;
+	if (codes == NULL || n == 0 || n > (size_t)CODES_MAX_PER_CALL ||
+	    max_uses < 1 || expires_at < 0)
+		return ERROR_BAD_REQUEST;
+	if ((e = campaign_get(s, campaign, &k)) != ERROR_NONE)
+		return e;
+	if (k.kind == CAMPAIGN_POOL && max_uses != 1)
+		return ERROR_BAD_REQUEST;
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.campaign_id = k.id;
+	c.n = (int64_t)n;
+	c.rows = calloc(n, sizeof(*c.rows));
+	c.made = calloc(n, 1);
+	if (c.rows == NULL || c.made == NULL) {
+		e = ERROR_UNAVAILABLE;
+		goto out;
+	}
+	/* Every code is checked before anything is written. */
+	for (i = 0; i < n; i++) {
+		if (codes[i] == NULL || codetext_normalize(codes[i],
+					    c.rows[i].norm) != CODETEXT_OK) {
+			e = ERROR_BAD_REQUEST;
+			goto out;
+		}
+		c.rows[i].max_uses = max_uses;
+		c.rows[i].expires_at = expires_at;
+	}
+	/* One transaction: all the new codes, or none. */
+	if (db_transact(s->db, DB_TX_WRITE, import_chunk_tx, &c) != DB_OK) {
+		e = ERROR_UNAVAILABLE;
+		goto out;
+	}
+	*created = c.created;
+	*duplicates = c.duplicates;
+	s->unchecked_codes += c.unchecked;
+	if (emit != NULL)
+		for (i = 0; i < n; i++)
+			if (c.made[i])
+				emit(arg, c.rows[i].norm);
+out:
+	free(c.rows);
+	free(c.made);
+	return e;
+}
+
 static const char *const filter_names[CODES__MAX] = {
     [CODES_ALL] = "all",
     [CODES_USED] = "used",
@@ -451,6 +511,41 @@ codes_export(struct svc *s, const char *campaign, enum codes_filter filter,
 		    s->tenant_id, f, f, f);
 	while (rc == DB_ROW) {
 		code_from_row(st, &ci);
+		fn(arg, &ci);
+		rc = db_step(st);
+	}
+	if (st != NULL)
+		db_reset(st);
+	return rc == DB_OK ? ERROR_NONE : svc_db_error(rc);
+}
+
+enum error_word
+codes_page(struct svc *s, const char *campaign, enum codes_filter filter,
+    int64_t after_id, int limit, void (*fn)(void *, const struct code_info *),
+    void *arg, int64_t *last_id)
+{
+	struct code_info ci;
+	struct campaign k;
+	struct db_stmt *st;
+	enum error_word e;
+	int64_t f = filter;
+	int rc;
+
+	*last_id = 0;
+	if (limit < 1 || limit > CODES_PAGE_MAX || after_id < 0 ||
+	    (unsigned)filter >= CODES__MAX)
+		return ERROR_BAD_REQUEST;
+	if (campaign != NULL) {
+		if ((e = campaign_get(s, campaign, &k)) != ERROR_NONE)
+			return e;
+		rc = db_query(s->db, STMT_CODES_PAGE_CAMPAIGN, &st, "iiiiiii",
+		    s->tenant_id, k.id, after_id, f, f, f, (int64_t)limit);
+	} else
+		rc = db_query(s->db, STMT_CODES_PAGE_ALL, &st, "iiiiii",
+		    s->tenant_id, after_id, f, f, f, (int64_t)limit);
+	while (rc == DB_ROW) {
+		code_from_row(st, &ci);
+		*last_id = ci.id;
 		fn(arg, &ci);
 		rc = db_step(st);
 	}

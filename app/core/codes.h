@@ -61,8 +61,37 @@ struct codes_import {
  */
 enum error_word codes_import(struct svc *, FILE *, struct codes_import *);
 
+/*
+ * Imports a list of codes as given (the JSON API's {"codes": [...]}):
+ * each is normalized, no check character required; one bad code is
+ * ERROR_BAD_REQUEST with nothing written. The rest go in one transaction;
+ * codes that exist already, and repeats within the list, are skipped and
+ * counted in *duplicates. emit (may be NULL) gets each created code's
+ * display text after the commit. ERROR_NOT_FOUND (campaign),
+ * ERROR_BAD_REQUEST (a bad code, an empty list, max_uses < 1, or not 1
+ * for a pool) or ERROR_UNAVAILABLE.
+ */
+enum error_word codes_import_list(struct svc *, const char *campaign,
+    const char *const *codes, size_t n, int64_t max_uses, int64_t expires_at,
+    void (*emit)(void *, const char *display), void *arg, int64_t *created,
+    int64_t *duplicates);
+
 enum codes_filter { CODES_ALL, CODES_USED, CODES_UNUSED, CODES__MAX };
 int codes_filter_parse(const char *, enum codes_filter *);
+
+#define CODES_PAGE_MAX 1000
+
+/*
+ * One page of codes by id, keyset style: up to limit (1..CODES_PAGE_MAX)
+ * codes of the campaign (NULL: every campaign) with an id above after_id
+ * (0: from the start), in id order, each passed to fn. *last_id gets the
+ * id of the last one (0: none, past the end); pass it as after_id for the
+ * next page. A page shorter than limit is the last. ERROR_NOT_FOUND
+ * (campaign), ERROR_BAD_REQUEST (limit, after_id) or ERROR_UNAVAILABLE.
+ */
+enum error_word codes_page(struct svc *, const char *campaign,
+    enum codes_filter, int64_t after_id, int limit,
+    void (*fn)(void *, const struct code_info *), void *arg, int64_t *last_id);
 
 /* Streams the codes of a campaign (by state, then creation) or of every
  * campaign (NULL: by code) to fn, one row at a time, in constant memory. */

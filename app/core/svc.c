@@ -88,6 +88,18 @@ svc_open(struct svc *s, struct db *db, const char *tenant)
 	return svc_refresh(s);
 }
 
+void
+svc_init(struct svc *s, struct db *db, int64_t tenant_id, const char *tenant,
+    int64_t unchecked_codes, const struct svc_config *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->db = db;
+	s->tenant_id = tenant_id;
+	str_copy(s->tenant, tenant, sizeof(s->tenant));
+	s->unchecked_codes = unchecked_codes;
+	s->cfg = *cfg;
+}
+
 struct tenant_tx {
 	const char *name;
 	enum error_word err;

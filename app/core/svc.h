@@ -31,6 +31,9 @@ void svc_config_defaults(struct svc_config *);
 
 /* ERROR_NONE, ERROR_NOT_FOUND (no such tenant) or ERROR_UNAVAILABLE. */
 enum error_word svc_open(struct svc *, struct db *, const char *tenant);
+/* A svc for a tenant already read (with an API key, say): no query. */
+void svc_init(struct svc *, struct db *, int64_t tenant_id, const char *tenant,
+    int64_t unchecked_codes, const struct svc_config *);
 /* Re-reads the tenant's flags (after an import, say). */
 enum error_word svc_refresh(struct svc *);
 

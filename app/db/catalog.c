@@ -20,6 +20,9 @@
 #define CODE_COLUMNS                                                      \
 	"c.id, c.display, k.name, c.state, c.uses, c.max_uses, "          \
 	"c.expires_at, c.created_at"
+#define APIKEY_COLUMNS                                                    \
+	"a.id, a.lookup, a.scope, a.label, a.created_at, a.revoked_at"
+#define ADMIN_COLUMNS "id, email, role, created_at"
 #define CAMPAIGN_WINDOW_OPEN                                              \
 	"k.state = 'open'"                                                \
 	" AND (k.starts_at IS NULL OR k.starts_at <= UNIX_TIMESTAMP())"   \
@@ -166,6 +169,21 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "AND (expires_at IS NULL OR expires_at > UNIX_TIMESTAMP()) "
 	    "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"},
 
+	/* Keyset paging by id: a page starts after the last id of the one
+	 * before (no OFFSET to skip through). */
+	S(STMT_CODES_PAGE_CAMPAIGN)
+	    "SELECT " CODE_COLUMNS " FROM codes c "
+	    "JOIN campaigns k ON k.id = c.campaign_id "
+	    "WHERE c.tenant_id = ? AND c.campaign_id = ? AND c.id > ? "
+	    "AND (? = 0 OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
+	    "ORDER BY c.id LIMIT ?"},
+	S(STMT_CODES_PAGE_ALL)
+	    "SELECT " CODE_COLUMNS " FROM codes c "
+	    "JOIN campaigns k ON k.id = c.campaign_id "
+	    "WHERE c.tenant_id = ? AND c.id > ? AND (? = 0 "
+	    "OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
+	    "ORDER BY c.id LIMIT ?"},
+
 	/* Steps 1 to 4 in one read, always one row: the abuse gate's counts
 	 * for the client key and the account (decided first: nothing else
 	 * of the row is used when they are over the limit), then the code,
@@ -247,6 +265,47 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_ABUSE_INSERT)
 	    "INSERT INTO abuse_failures (tenant_id, kind, subject, at) "
 	    "VALUES (?, ?, ?, UNIX_TIMESTAMP())"},
+
+	S(STMT_APIKEY_INSERT)
+	    "INSERT INTO api_keys (tenant_id, lookup, hash, scope, label, "
+	    "created_at) VALUES (?, ?, ?, ?, ?, UNIX_TIMESTAMP())"},
+	/* A presented key and its tenant in one read (every API request). */
+	S(STMT_APIKEY_VERIFY)
+	    "SELECT " APIKEY_COLUMNS ", a.tenant_id, t.name, "
+	    "t.unchecked_codes, a.hash FROM api_keys a "
+	    "JOIN tenants t ON t.id = a.tenant_id WHERE a.lookup = ?"},
+	S(STMT_APIKEY_BY_ID)
+	    "SELECT " APIKEY_COLUMNS " FROM api_keys a "
+	    "WHERE a.id = ? AND a.tenant_id = ?"},
+	S(STMT_APIKEY_LIST)
+	    "SELECT " APIKEY_COLUMNS " FROM api_keys a "
+	    "WHERE a.tenant_id = ? ORDER BY a.id"},
+	/* Idempotent: a revoked key keeps its first revoked_at, and the
+	 * row still counts as matched. */
+	S(STMT_APIKEY_REVOKE)
+	    "UPDATE api_keys SET revoked_at = "
+	    "COALESCE(revoked_at, UNIX_TIMESTAMP()) "
+	    "WHERE id = ? AND tenant_id = ?"},
+
+	S(STMT_ADMIN_INSERT)
+	    "INSERT INTO admins (tenant_id, email, role, password_hash, "
+	    "created_at) VALUES (?, ?, ?, ?, UNIX_TIMESTAMP())"},
+	S(STMT_ADMIN_BY_EMAIL)
+	    "SELECT " ADMIN_COLUMNS ", password_hash FROM admins "
+	    "WHERE tenant_id = ? AND email = ?"},
+	S(STMT_ADMIN_BY_ID)
+	    "SELECT " ADMIN_COLUMNS " FROM admins "
+	    "WHERE tenant_id = ? AND id = ?"},
+	S(STMT_ADMIN_COUNT) "SELECT COUNT(*) FROM admins WHERE tenant_id = ?"},
+
+	/* Get-or-create without a race: the first insert wins, the others
+	 * are ignored, and everyone reads the winner's value. */
+	S(STMT_SECRET_CREATE)
+	    "INSERT INTO server_secrets (name, value, created_at) "
+	    "VALUES (?, ?, UNIX_TIMESTAMP()) ON CONFLICT DO NOTHING",
+	    "INSERT IGNORE INTO server_secrets (name, value, created_at) "
+	    "VALUES (?, ?, UNIX_TIMESTAMP())"},
+	S(STMT_SECRET_GET) "SELECT value FROM server_secrets WHERE name = ?"},
 
 	S(STMT_VERIFY_G1)
 	    "SELECT id, uses, max_uses FROM codes "
