@@ -15,7 +15,12 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
 LIB_SRC := $(wildcard app/lib/*.c app/db/*.c app/core/*.c)
+# The worker's modules (all but its main) also go into the unit tests and
+# the fuzz targets.
+WEB_SRC := $(filter-out app/web/main.c,$(wildcard app/web/*.c))
 CLI_SRC := $(wildcard app/cli/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 MIGRATIONS := $(wildcard migrations/sqlite/*.sql migrations/mysql/*.sql)
@@ -25,6 +30,12 @@ MIGRATIONS := $(wildcard migrations/sqlite/*.sql migrations/mysql/*.sql)
 OBJ := $(BUILD)/obj
 AOBJ := $(BUILD)/asan/obj
 lib_objs = $(patsubst %.c,$(1)/%.o,$(LIB_SRC)) $(1)/migrations.o
+web_objs = $(patsubst %.c,$(1)/%.o,$(WEB_SRC))
+WEB_LIBS = -lfcgi
+# Fuzz targets: clang with libFuzzer, ASan and UBSan.
+FOBJ := $(BUILD)/fuzz/obj
+FSAN := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
 
 .PHONY: all build deps test test-quick unit race format format-check \
 	bench run clean fuzz
@@ -34,7 +45,7 @@ deps:
 	@./.ci/deps
 
 build: deps
-	@$(MAKE) --no-print-directory $(BUILD)/redeemctl
+	@$(MAKE) --no-print-directory $(BUILD)/redeemctl $(BUILD)/redeem-fcgi
 
 $(BUILD)/migrations.c: $(MIGRATIONS) app/db/embed-migrations.sh
 	@mkdir -p $(@D)
@@ -54,6 +65,28 @@ $(AOBJ)/migrations.o: $(BUILD)/migrations.c
 	@mkdir -p $(@D)
 	clang $(CFLAGS_COMMON) -O1 $(SAN) -Iapp/db -c $< -o $@
 
+$(FOBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	clang $(CFLAGS_COMMON) -O1 $(FSAN) -MMD -MP -c $< -o $@
+
+$(BUILD)/libweb.a: $(call web_objs,$(OBJ))
+	ar rcs $@ $^
+$(BUILD)/asan/libweb.a: $(call web_objs,$(AOBJ))
+	ar rcs $@ $^
+$(BUILD)/fuzz/libfuzzweb.a: $(call web_objs,$(FOBJ)) \
+		$(patsubst %.c,$(FOBJ)/%.o,$(wildcard app/lib/*.c))
+	ar rcs $@ $^
+.SECONDARY: $(patsubst tests/fuzz/%.c,$(FOBJ)/tests/fuzz/%.o,$(FUZZ_SRC))
+$(BUILD)/fuzz/fuzz_%: $(FOBJ)/tests/fuzz/fuzz_%.o $(BUILD)/fuzz/libfuzzweb.a
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
+
+$(BUILD)/redeem-fcgi: $(OBJ)/app/web/main.o $(BUILD)/libweb.a \
+		$(BUILD)/libredeem.a
+	$(CC) -o $@ $^ $(LIBS) $(WEB_LIBS)
+$(BUILD)/asan/redeem-fcgi: $(AOBJ)/app/web/main.o $(BUILD)/asan/libweb.a \
+		$(BUILD)/asan/libredeem.a
+	clang $(SAN) -o $@ $^ $(LIBS) $(WEB_LIBS)
+
 $(BUILD)/libredeem.a: $(call lib_objs,$(OBJ))
 	ar rcs $@ $^
 $(BUILD)/asan/libredeem.a: $(call lib_objs,$(AOBJ))
@@ -66,20 +99,22 @@ $(BUILD)/asan/redeemctl: $(patsubst %.c,$(AOBJ)/%.o,$(CLI_SRC)) \
 	clang $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/unit-tests: $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRC)) \
-		$(BUILD)/libredeem.a
-	$(CC) -o $@ $^ $(LIBS) $(shell pkg-config --libs check)
+		$(BUILD)/libweb.a $(BUILD)/libredeem.a
+	$(CC) -o $@ $^ $(LIBS) $(WEB_LIBS) $(shell pkg-config --libs check)
 $(BUILD)/asan/unit-tests: $(patsubst %.c,$(AOBJ)/%.o,$(UNIT_SRC)) \
-		$(BUILD)/asan/libredeem.a
-	clang $(SAN) -o $@ $^ $(LIBS) $(shell pkg-config --libs check)
+		$(BUILD)/asan/libweb.a $(BUILD)/asan/libredeem.a
+	clang $(SAN) -o $@ $^ $(LIBS) $(WEB_LIBS) $(shell pkg-config --libs check)
 
 $(BUILD)/bench: $(patsubst %.c,$(OBJ)/%.o,$(BENCH_SRC)) $(BUILD)/libredeem.a
 	$(CC) -o $@ $^ $(LIBS)
 
 # Everything a test run needs, built once.
 TEST_BINS := $(BUILD)/redeemctl $(BUILD)/unit-tests $(BUILD)/asan/unit-tests \
-	$(BUILD)/asan/redeemctl
+	$(BUILD)/asan/redeemctl $(BUILD)/redeem-fcgi $(BUILD)/asan/redeem-fcgi \
+	$(FUZZ_BINS)
 
-test: deps
+test:
+	@./.ci/deps test
 	@$(MAKE) --no-print-directory $(TEST_BINS)
 	@tests/run-all.sh
 
@@ -87,6 +122,12 @@ test: deps
 unit: deps
 	@$(MAKE) --no-print-directory $(BUILD)/unit-tests $(BUILD)/redeemctl
 	$(BUILD)/unit-tests
+
+# Each fuzz target for FUZZ_SECONDS (make test runs them for a few).
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 FORMAT_SRC = $(shell find app tests bench -name '*.[ch]' 2>/dev/null)
 format:
@@ -97,13 +138,14 @@ format-check:
 
 bench: deps
 	@./.ci/deps bench
-	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/redeemctl
+	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/redeemctl \
+		$(BUILD)/redeem-fcgi
 	@bench/run.sh
 
-run:
-	@echo "make run (nginx, the FastCGI workers, the sweeper) arrives with" \
-		"the web issue; use build/redeemctl meanwhile (see README.md)." >&2
-	@exit 2
+# Serves on 127.0.0.1:$(REDEEM_PORT) (8080) with REDEEM_DB (default
+# sqlite:var/redeem.db) in the foreground; Ctrl-C stops everything.
+run: build
+	@nginx/serve.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -14,3 +14,5 @@ build/bench "${BENCH_SECONDS:-5}" \
 	"sqlite=sqlite:$work/bench.db=1,2" \
 	"mariadb=$dsn=1,2,8,32" \
 	--gen "${BENCH_GEN:-1000000}"
+echo
+bench/web.sh "$work" "$dsn"

@@ -54,6 +54,10 @@ step "redeemctl, SQLite" tests/cli.sh build/redeemctl "sqlite:$work/cli.db"
 step "redeemctl, MariaDB" tests/cli.sh build/redeemctl "$dsn"
 step "redeemctl under ASan/UBSan, SQLite" \
 	tests/cli.sh build/asan/redeemctl "sqlite:$work/cli-asan.db"
+step "fuzz targets, a short run each" tests/fuzz/run.sh 8 build/fuzz/fuzz_*
+step "nginx + workers end to end, SQLite" tests/e2e/run.sh build sqlite
+step "nginx + workers end to end, MariaDB" tests/e2e/run.sh build "$dsn"
+step "nginx + workers under ASan/UBSan, SQLite" tests/e2e/run.sh build/asan sqlite
 step "format-check" make -s format-check
 
 echo

@@ -60,5 +60,7 @@ Suite *suite_reverse(void);
 Suite *suite_abuse(void);
 Suite *suite_verify(void);
 Suite *suite_race(void);
+Suite *suite_web(void);
+Suite *suite_apikey(void);
 
 #endif

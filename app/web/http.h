@@ -1,0 +1,87 @@
+/*
+ * One HTTP exchange as FastCGI hands it over: the request read into the
+ * request's arena, the response built in buffers and written at the end.
+ * Who owns what: everything in struct req lives in req->a (reset after
+ * the response is written) except json, which the dispatcher decrefs.
+ */
+#ifndef HTTP_H
+#define HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/errors.h"
+#include "../core/svc.h"
+#include "../lib/buf.h"
+#include "form.h"
+
+struct arena;
+struct json_t;
+
+#define HTTP_BODY_MAX (1024 * 1024)
+#define HTTP_PARAMS_MAX 4
+
+enum http_method {
+	HTTP_GET,
+	HTTP_HEAD,
+	HTTP_POST,
+	HTTP_PUT,
+	HTTP_DELETE,
+	HTTP_PATCH,
+	HTTP_OTHER,
+	HTTP__MAX
+};
+
+struct req {
+	struct arena *a;
+	enum http_method method;
+	const char *path;  /* decoded and normalized by nginx */
+	const char *query; /* raw, "" when none */
+	const char *ctype; /* "" when none */
+	const char *authorization;
+	const char *cookie_header;
+	const char *peer;   /* REMOTE_ADDR */
+	const char *client; /* the end user's address (trusted proxies) */
+	const char *body;
+	size_t body_len;
+	int api; /* under /api/: errors answer JSON */
+	/* Set while reading (too_large, bad_request): answered at once. */
+	enum error_word early;
+	const char *early_detail;
+	/* Filled by the dispatcher: */
+	const char *param[HTTP_PARAMS_MAX]; /* the route's {...} segments */
+	size_t nparam;
+	struct kvlist q;      /* the query string */
+	struct kvlist form;   /* an urlencoded body */
+	struct kvlist cookie; /* the Cookie header */
+	struct json_t *json;  /* a JSON body (API POST/PUT) */
+	struct svc svc;       /* the tenant the credentials or page name */
+};
+
+struct resp {
+	int status;
+	const char *ctype;
+	struct buf head; /* extra header lines, each ending in \r\n */
+	struct buf body;
+	int64_t retry_after; /* 0: no Retry-After */
+};
+
+const char *http_method_name(enum http_method);
+enum http_method http_method_parse(const char *);
+const char *http_reason(int status);
+
+void resp_init(struct resp *);
+void resp_free(struct resp *);
+/* Forgets the previous answer, keeping the buffers' memory. */
+void resp_reset(struct resp *);
+void resp_header(struct resp *, const char *name, const char *value);
+
+/* JSON answers: status and obj (stolen; NULL means out of memory). */
+int resp_json(struct resp *, int status, struct json_t *obj);
+/* {"ok": false, "error": word, "detail": detail or the word's sentence},
+ * with Retry-After where the contract asks for it. */
+int resp_api_error(struct resp *, enum error_word, const char *detail);
+int resp_text(struct resp *, int status, const char *text);
+int resp_redirect(struct resp *, const char *location);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * The route table and the dispatcher: the path and method are matched,
+ * the body size, the credentials and the body's syntax are checked, and
+ * only then does a handler run. Every error word maps to its status
+ * through errors.c; nothing a client sends reaches a 500.
+ */
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../core/apikey.h"
+#include "../lib/arena.h"
+#include "../lib/common.h"
+#include "../lib/log.h"
+#include "jsonin.h"
+#include "web.h"
+
+enum route_auth {
+	AUTH_NONE,   /* no database either (ping) */
+	AUTH_PUBLIC, /* pages: the public tenant */
+	AUTH_REDEEM, /* API key, scope redeem or admin */
+	AUTH_ADMIN,  /* API key, scope admin */
+	AUTH__MAX
+};
+
+enum route_body { BODY_NONE, BODY_FORM, BODY_JSON, BODY__MAX };
+
+struct route {
+	enum http_method method;
+	const char *pattern; /* '*' stands for one non-empty segment */
+	enum route_auth auth;
+	enum route_body body;
+	web_handler h;
+};
+
+static const struct route routes[] = {
+    {HTTP_GET, "/", AUTH_NONE, BODY_NONE, h_page_root},
+    {HTTP_GET, "/ping", AUTH_NONE, BODY_NONE, h_ping},
+    {HTTP_GET, "/healthz", AUTH_NONE, BODY_NONE, h_healthz},
+    {HTTP_GET, "/redeem", AUTH_PUBLIC, BODY_NONE, h_page_redeem_form},
+    {HTTP_POST, "/redeem", AUTH_PUBLIC, BODY_FORM, h_page_redeem_post},
+    {HTTP_POST, "/api/v1/redeem", AUTH_REDEEM, BODY_JSON, h_api_redeem},
+    {HTTP_POST, "/api/v1/pools/*/claim", AUTH_REDEEM, BODY_JSON,
+	h_api_pool_claim},
+    {HTTP_POST, "/api/v1/redemptions/*/reverse", AUTH_ADMIN, BODY_JSON,
+	h_api_reverse},
+    {HTTP_GET, "/api/v1/campaigns", AUTH_ADMIN, BODY_NONE, h_api_campaign_list},
+    {HTTP_POST, "/api/v1/campaigns", AUTH_ADMIN, BODY_JSON,
+	h_api_campaign_create},
+    {HTTP_GET, "/api/v1/campaigns/*", AUTH_ADMIN, BODY_NONE,
+	h_api_campaign_get},
+    {HTTP_POST, "/api/v1/campaigns/*/close", AUTH_ADMIN, BODY_JSON,
+	h_api_campaign_close},
+    {HTTP_GET, "/api/v1/campaigns/*/codes", AUTH_ADMIN, BODY_NONE,
+	h_api_codes_list},
+    {HTTP_POST, "/api/v1/campaigns/*/codes", AUTH_ADMIN, BODY_JSON,
+	h_api_codes_create},
+    {HTTP_GET, "/api/v1/codes/*", AUTH_ADMIN, BODY_NONE, h_api_code_get},
+    {HTTP_POST, "/api/v1/codes/*/revoke", AUTH_ADMIN, BODY_JSON,
+	h_api_code_revoke},
+};
+
+/* Matches path against pattern, storing the '*' segments in req. */
+static int
+match(const char *pattern, const char *path, struct req *req, int store)
+{
+	size_t n = 0;
+
+	for (;;) {
+		if (*pattern == '*') {
+			const char *end = strchr(path, '/');
+			size_t len = end ? (size_t)(end - path) : strlen(path);
+
+			if (len == 0 || n == HTTP_PARAMS_MAX)
+				return 0;
+			if (store) {
+				req->param[n] =
+				    arena_strndup(req->a, path, len);
+				if (req->param[n] == NULL)
+					return 0;
+			}
+			n++;
+			pattern++;
+			path += len;
+			continue;
+		}
+		if (*pattern != *path)
+			return 0;
+		if (*pattern == '\0')
+			break;
+		pattern++;
+		path++;
+	}
+	if (store)
+		req->nparam = n;
+	return 1;
+}
+
+static int
+error_answer(struct web *w, struct req *req, struct resp *resp,
+    enum error_word e, const char *detail)
+{
+	if (req->api)
+		return resp_api_error(resp, e, detail);
+	return page_error(w, req, resp, e, detail);
+}
+
+/* The Authorization header's key: "Bearer <key>", case-insensitive
+ * scheme. */
+static const char *
+bearer(const char *h)
+{
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	return *h ? h : NULL;
+}
+
+static int
+authenticate(
+    struct web *w, struct req *req, struct resp *resp, enum route_auth auth)
+{
+	struct apikey k;
+	enum error_word e;
+	const char *key;
+
+	if (auth == AUTH_PUBLIC) {
+		e = svc_open(&req->svc, w->db, w->tenant);
+		if (e == ERROR_NOT_FOUND)
+			log_err("web: the public tenant \"%s\" does not exist",
+			    w->tenant);
+		if (e != ERROR_NONE)
+			return error_answer(
+			    w, req, resp, ERROR_UNAVAILABLE, NULL);
+		req->svc.cfg = w->svc_cfg;
+		return 0;
+	}
+	if ((key = bearer(req->authorization)) == NULL) {
+		resp_header(resp, "WWW-Authenticate", "Bearer");
+		return error_answer(w, req, resp, ERROR_UNAUTHORIZED,
+		    "Send an API key: Authorization: Bearer <key>.");
+	}
+	e = apikey_verify(w->db, key, &k);
+	if (e == ERROR_UNAUTHORIZED) {
+		resp_header(
+		    resp, "WWW-Authenticate", "Bearer error=\"invalid_token\"");
+		return error_answer(w, req, resp, e,
+		    "The API key is unknown, malformed or revoked.");
+	}
+	if (e != ERROR_NONE)
+		return error_answer(w, req, resp, ERROR_UNAVAILABLE, NULL);
+	if (auth == AUTH_ADMIN && k.scope != APIKEY_ADMIN)
+		return error_answer(w, req, resp, ERROR_FORBIDDEN,
+		    "This API key has the redeem scope; this needs admin.");
+	svc_init(&req->svc, w->db, k.tenant_id, k.tenant, k.unchecked_codes,
+	    &w->svc_cfg);
+	return 0;
+}
+
+static int
+is_form(const char *ctype)
+{
+	static const char form[] = "application/x-www-form-urlencoded";
+
+	return strncasecmp(ctype, form, sizeof(form) - 1) == 0 &&
+	       (ctype[sizeof(form) - 1] == '\0' ||
+		   ctype[sizeof(form) - 1] == ';');
+}
+
+static int
+parse_body(
+    struct web *w, struct req *req, struct resp *resp, enum route_body body)
+{
+	char why[200];
+
+	switch (body) {
+	case BODY_NONE:
+	case BODY__MAX:
+		return 0;
+	case BODY_FORM:
+		if (!is_form(req->ctype))
+			return error_answer(w, req, resp, ERROR_BAD_REQUEST,
+			    "The form must be sent urlencoded.");
+		if (form_parse(req->a, req->body, req->body_len, &req->form) ==
+		    -1)
+			return error_answer(w, req, resp, ERROR_BAD_REQUEST,
+			    "The form is malformed.");
+		return 0;
+	case BODY_JSON:
+		req->json =
+		    jsonin_parse(req->body, req->body_len, why, sizeof(why));
+		if (req->json == NULL)
+			return error_answer(
+			    w, req, resp, ERROR_BAD_REQUEST, why);
+		return 0;
+	}
+	return 0;
+}
+
+static void
+dispatch(struct web *w, struct req *req, struct resp *resp)
+{
+	const struct route *rt = NULL;
+	enum http_method m = req->method == HTTP_HEAD ? HTTP_GET : req->method;
+	struct buf allow;
+	size_t i;
+	int status, known = 0;
+
+	if (req->early != ERROR_NONE) {
+		error_answer(w, req, resp, req->early, req->early_detail);
+		return;
+	}
+	for (i = 0; i < NELEM(routes) && rt == NULL; i++) {
+		if (!match(routes[i].pattern, req->path, req, 0))
+			continue;
+		known = 1;
+		if (routes[i].method == m)
+			rt = &routes[i];
+	}
+	if (rt == NULL && known) {
+		buf_init(&allow, 256);
+		for (i = 0; i < NELEM(routes); i++) {
+			if (!match(routes[i].pattern, req->path, req, 0))
+				continue;
+			if (allow.len > 0)
+				buf_puts(&allow, ", ");
+			buf_puts(&allow, http_method_name(routes[i].method));
+			if (routes[i].method == HTTP_GET)
+				buf_puts(&allow, ", HEAD");
+		}
+		resp_header(resp, "Allow", buf_cstr(&allow));
+		buf_free(&allow);
+		error_answer(w, req, resp, ERROR_METHOD_NOT_ALLOWED, NULL);
+		return;
+	}
+	if (rt == NULL) {
+		error_answer(w, req, resp, ERROR_NOT_FOUND, NULL);
+		return;
+	}
+	if (!match(rt->pattern, req->path, req, 1)) {
+		error_answer(w, req, resp, ERROR_UNAVAILABLE, "Out of memory.");
+		return;
+	}
+	if (form_parse(req->a, req->query, strlen(req->query), &req->q) == -1) {
+		error_answer(w, req, resp, ERROR_BAD_REQUEST,
+		    "The query string is malformed.");
+		return;
+	}
+	if (rt->auth != AUTH_NONE && web_db(w) == NULL) {
+		error_answer(w, req, resp, ERROR_UNAVAILABLE, NULL);
+		return;
+	}
+	if (rt->auth != AUTH_NONE && authenticate(w, req, resp, rt->auth))
+		return;
+	if (parse_body(w, req, resp, rt->body))
+		return;
+	status = rt->h(w, req, resp);
+	if (status >= 500 && status != 503)
+		log_err("web: %s %s answered %d", http_method_name(req->method),
+		    req->path, status);
+}
+
+void
+web_handle(struct web *w, struct req *req, struct resp *resp)
+{
+	dispatch(w, req, resp);
+	if (req->json != NULL) {
+		json_decref(req->json);
+		req->json = NULL;
+	}
+}

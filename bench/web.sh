@@ -1,0 +1,101 @@
+#!/bin/bash
+# The HTTP rows of make bench: wrk against real nginx and workers on this
+# machine, in one run: an nginx static file, a trivial FastCGI answer from
+# the worker binary (/ping), and POST /api/v1/redeem with a fresh account
+# per request on SQLite and on MariaDB. Prints requests per second, p50
+# and p99 latency, the ratio to the trivial answer, and the workers' peak
+# resident memory.
+# Usage: bench/web.sh WORK_DIR MARIADB_DSN   (BENCH_SECONDS, BENCH_CONNS)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$1
+mdsn=$2
+secs=${BENCH_SECONDS:-5}
+conns=${BENCH_CONNS:-64}
+serve_pid=""
+stop_server() {
+	if [ -n "$serve_pid" ]; then
+		kill -TERM "$serve_pid" 2>/dev/null || true
+		wait "$serve_pid" 2>/dev/null || true
+		serve_pid=""
+	fi
+}
+trap stop_server EXIT
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_server DSN NAME: sets port, var, key, code.
+start_server() {
+	local dsn=$1 name=$2
+	var=$work/web-$name
+	port=$(free_port)
+	mkdir -p "$var"
+	REDEEM_DB=$dsn REDEEM_PORT=$port REDEEM_VAR=$var nginx/serve.sh \
+		>"$var/serve.out" 2>&1 &
+	serve_pid=$!
+	for _ in $(seq 200); do
+		curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break
+		sleep 0.05
+	done
+	export REDEEM_DB=$dsn
+	key=$(build/redeemctl apikey create --scope redeem --label bench)
+	build/redeemctl campaign create --name bench >/dev/null
+	code=$(build/redeemctl codes generate --campaign bench --count 1 \
+		--max-uses 1000000000)
+}
+
+# wrk_row LABEL PATH [SCRIPT]: prints a row, sets rps.
+wrk_row() {
+	local label=$1 path=$2 script=${3:-} out p50 p99 bad
+	local args=(-t2 "-c$conns" "-d${secs}s" --latency)
+	[ -n "$script" ] && args+=(-s "$script")
+	# A short warm-up first (connections, caches, the database).
+	wrk -t2 "-c$conns" -d1s ${script:+-s "$script"} \
+		"http://127.0.0.1:$port$path" >/dev/null
+	out=$(BENCH_RUN="w$RANDOM" wrk "${args[@]}" "http://127.0.0.1:$port$path")
+	rps=$(awk '/^Requests\/sec/ {print int($2)}' <<<"$out")
+	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+	bad=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+	printf '%-42s %9d %9s %9s' "$label" "$rps" "$p50" "$p99"
+	[ -n "$bad" ] && printf '   (%s non-2xx answers!)' "$bad"
+	return 0
+}
+
+# Peak resident memory of the worker processes (the pool's children).
+worker_rss() {
+	local sup pids kb max=0
+	sup=$(pgrep -f "redeem-fcgi --socket $var/run/fcgi.sock" | head -1)
+	pids=$(pgrep -P "$sup" || true)
+	for p in $pids; do
+		kb=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+		[ "$kb" -gt "$max" ] && max=$kb
+	done
+	echo $((max / 1024))
+}
+
+echo "HTTP through nginx, wrk -t2 -c$conns, ${secs} s per row, $(nproc) cores shared by wrk, nginx and the workers"
+printf '%-42s %9s %9s %9s   %s\n' "" "req/s" "p50" "p99" "ratio to trivial (target)"
+start_server "sqlite:$work/web.db" sqlite
+wrk_row "nginx static file (/static/redeem.css)" /static/redeem.css
+echo
+wrk_row "trivial FastCGI answer (GET /ping)" /ping
+trivial=$rps
+echo "   1.00"
+export BENCH_KEY=$key BENCH_CODE=$code
+wrk_row "POST /api/v1/redeem, SQLite" /api/v1/redeem bench/redeem.lua
+awk -v r="$rps" -v t="$trivial" 'BEGIN {printf "   %.2f (0.40)\n", r / t}'
+rss_sqlite=$(worker_rss)
+build/redeemctl verify >/dev/null || echo "verify FAILED on SQLite"
+stop_server
+
+start_server "$mdsn" mariadb
+export BENCH_KEY=$key BENCH_CODE=$code
+wrk_row "POST /api/v1/redeem, MariaDB" /api/v1/redeem bench/redeem.lua
+awk -v r="$rps" -v t="$trivial" 'BEGIN {printf "   %.2f (0.25)\n", r / t}'
+rss_mariadb=$(worker_rss)
+build/redeemctl verify >/dev/null || echo "verify FAILED on MariaDB"
+stop_server
+echo "worker peak resident memory: ${rss_sqlite} MB on SQLite, ${rss_mariadb} MB on MariaDB (target < 20 MB)"
