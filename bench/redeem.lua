@@ -10,7 +10,8 @@ end
 
 function init(args)
 	n = 0
-	run = os.getenv("BENCH_RUN") or "r"
+	-- Distinct per run, so that no request replays an earlier one.
+	run = (os.getenv("BENCH_RUN") or "r") .. "-" .. os.time()
 	key = os.getenv("BENCH_KEY")
 	code = os.getenv("BENCH_CODE")
 	headers = {

@@ -235,16 +235,31 @@ apikey_verify(struct db *db, const char *text, struct apikey *out)
 	return ERROR_NONE;
 }
 
+struct revoke_tx {
+	struct svc *s;
+	int64_t id, n;
+};
+
+static int
+revoke_tx(struct db *db, void *arg)
+{
+	struct revoke_tx *t = arg;
+
+	return db_exec(
+	    db, STMT_APIKEY_REVOKE, &t->n, "ii", t->id, t->s->tenant_id);
+}
+
+/* In a transaction, so that the revocation is durable when it returns. */
 enum error_word
 apikey_revoke(struct svc *s, int64_t id)
 {
-	int64_t n;
+	struct revoke_tx t = {.s = s, .id = id};
 	int rc;
 
-	rc = db_exec(s->db, STMT_APIKEY_REVOKE, &n, "ii", id, s->tenant_id);
+	rc = db_transact(s->db, DB_TX_WRITE, revoke_tx, &t);
 	if (rc != DB_OK)
 		return svc_db_error(rc);
-	return n > 0 ? ERROR_NONE : ERROR_NOT_FOUND;
+	return t.n > 0 ? ERROR_NONE : ERROR_NOT_FOUND;
 }
 
 enum error_word

@@ -1,6 +1,6 @@
 /*
  * SQLite driver. WAL, every commit synced before it is reported (a
- * granted seat survives power loss; see sq_sync_wal), foreign keys on,
+ * granted seat survives power loss; see sq_sync), foreign keys on,
  * busy_timeout set first thing after opening.
  *
  * Writers queue on an flock(2) of "<db>.lock" before BEGIN IMMEDIATE: the
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -28,10 +29,29 @@
 
 #define SQLITE_BUSY_MS 5000
 
+/*
+ * Group commit, shared by every process of the database through a small
+ * file mapped at "<db>.sync": each write transaction takes a ticket when
+ * its COMMIT has appended its frames to the WAL (synchronous=NORMAL does
+ * not sync them), and returns only once a sync that started after its
+ * ticket has finished. One process syncs at a time (an flock of the same
+ * file), covering every ticket handed out before it began; the others
+ * wait for it and usually find their ticket covered. The WAL is written
+ * in commit order, so a sync covers every earlier frame. The writer queue
+ * is free during the sync, so the next writers work meanwhile.
+ */
+struct sq_shared {
+	uint64_t committed; /* tickets handed out */
+	uint64_t synced;    /* every ticket up to this one is durable */
+};
+
 struct sq {
 	sqlite3 *h;
 	int lockfd; /* -1: no writer queue */
 	int locked;
+	int writing;            /* in a write transaction */
+	int syncfd;             /* -1: each commit syncs for itself */
+	struct sq_shared *sync; /* mapped from syncfd */
 };
 
 static int
@@ -100,11 +120,33 @@ sq_mkparent(const char *path)
 	return 0;
 }
 
+static void
+sq_map_sync(struct sq *s, const char *path)
+{
+	struct stat st;
+	void *p;
+
+	s->syncfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (s->syncfd == -1)
+		return;
+	/* Growing it is harmless if two processes race: zeros either way. */
+	if (fstat(s->syncfd, &st) == -1 ||
+	    (st.st_size < (off_t)sizeof(struct sq_shared) &&
+		ftruncate(s->syncfd, sizeof(struct sq_shared)) == -1) ||
+	    (p = mmap(NULL, sizeof(struct sq_shared), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, s->syncfd, 0)) == MAP_FAILED) {
+		close(s->syncfd);
+		s->syncfd = -1;
+		return;
+	}
+	s->sync = p;
+}
+
 static int
 sq_open(struct db *db, const struct dsn *d)
 {
-	/* NORMAL: the commit itself does not sync; sq_commit syncs the
-	 * WAL after releasing the writer queue (see there). */
+	/* NORMAL: the commit itself does not sync; sq_commit waits for a
+	 * group sync after releasing the writer queue (see sq_shared). */
 	static const char *const pragmas = "PRAGMA journal_mode=WAL;"
 					   "PRAGMA synchronous=NORMAL;"
 					   "PRAGMA foreign_keys=ON;"
@@ -118,6 +160,7 @@ sq_open(struct db *db, const struct dsn *d)
 		return DB_EFAIL;
 	}
 	s->lockfd = -1;
+	s->syncfd = -1;
 	db->conn = s;
 	if (sq_mkparent(d->path) == -1) {
 		snprintf(db->errmsg, sizeof(db->errmsg),
@@ -145,6 +188,8 @@ sq_open(struct db *db, const struct dsn *d)
 		return sq_status(db, sqlite3_errcode(s->h));
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", d->path);
 	s->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	snprintf(lockpath, sizeof(lockpath), "%s.sync", d->path);
+	sq_map_sync(s, lockpath);
 	return DB_OK;
 }
 
@@ -159,6 +204,10 @@ sq_close(struct db *db)
 		sqlite3_close(s->h);
 	if (s->lockfd != -1)
 		close(s->lockfd);
+	if (s->sync != NULL)
+		munmap(s->sync, sizeof(struct sq_shared));
+	if (s->syncfd != -1)
+		close(s->syncfd);
 	free(s);
 	db->conn = NULL;
 }
@@ -207,15 +256,29 @@ sq_unlock(struct sq *s)
 	}
 }
 
-/*
- * Group commit through the file system. The commit has appended its
- * frames to the WAL (synchronous=NORMAL does not sync them) and the
- * writer queue is already free, so the next writer works while this one
- * waits for the disk here; syncs that overlap are served by one flush.
- * The caller hears of success only after its frames are durable, as with
- * synchronous=FULL; a later transaction's sync covers every earlier
- * frame, because the WAL is written in commit order.
- */
+static int
+sq_begin(struct db *db, enum db_tx kind)
+{
+	struct sq *s = db->conn;
+	int rc;
+
+	if (kind == DB_TX_READ)
+		rc = sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL);
+	else {
+		if ((rc = sq_lock(db, s)) != DB_OK)
+			return rc;
+		rc = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	}
+	s->writing = kind != DB_TX_READ;
+	if (rc != SQLITE_OK) {
+		rc = sq_status(db, rc);
+		sq_unlock(s);
+		return rc;
+	}
+	return DB_OK;
+}
+
+/* Syncs the WAL of this connection. */
 static int
 sq_sync_wal(struct db *db, struct sq *s)
 {
@@ -233,25 +296,36 @@ sq_sync_wal(struct db *db, struct sq *s)
 	return DB_OK;
 }
 
+/* Returns once ticket is durable (see struct sq_shared). */
 static int
-sq_begin(struct db *db, enum db_tx kind)
+sq_sync(struct db *db, struct sq *s, uint64_t ticket)
 {
-	struct sq *s = db->conn;
+	uint64_t upto;
 	int rc;
 
-	if (kind == DB_TX_READ)
-		rc = sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL);
-	else {
-		if ((rc = sq_lock(db, s)) != DB_OK)
-			return rc;
-		rc = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (s->sync == NULL)
+		return sq_sync_wal(db, s);
+	for (;;) {
+		if (__atomic_load_n(&s->sync->synced, __ATOMIC_ACQUIRE) >=
+		    ticket)
+			return DB_OK;
+		if (flock(s->syncfd, LOCK_EX) == 0)
+			break;
+		if (errno != EINTR)
+			return sq_sync_wal(db, s);
 	}
-	if (rc != SQLITE_OK) {
-		rc = sq_status(db, rc);
-		sq_unlock(s);
-		return rc;
+	if (__atomic_load_n(&s->sync->synced, __ATOMIC_ACQUIRE) >= ticket) {
+		flock(s->syncfd, LOCK_UN);
+		return DB_OK;
 	}
-	return DB_OK;
+	/* Every ticket up to here has its frames in the WAL already. */
+	upto = __atomic_load_n(&s->sync->committed, __ATOMIC_ACQUIRE);
+	rc = sq_sync_wal(db, s);
+	if (rc == DB_OK &&
+	    upto > __atomic_load_n(&s->sync->synced, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&s->sync->synced, upto, __ATOMIC_RELEASE);
+	flock(s->syncfd, LOCK_UN);
+	return rc;
 }
 
 static int
@@ -259,15 +333,27 @@ sq_commit(struct db *db)
 {
 	struct sq *s = db->conn;
 	int rc = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
+	uint64_t ticket = 0;
 
 	if (rc != SQLITE_OK) {
 		rc = sq_status(db, rc);
-		if (sqlite3_get_autocommit(s->h))
+		if (sqlite3_get_autocommit(s->h)) {
+			s->writing = 0;
 			sq_unlock(s);
+		}
 		return rc;
 	}
+	if (!s->writing) {
+		sq_unlock(s);
+		return DB_OK;
+	}
+	s->writing = 0;
+	if (s->sync != NULL)
+		ticket = __atomic_add_fetch(
+		    &s->sync->committed, 1, __ATOMIC_ACQ_REL);
+	/* The next writer goes ahead while this one waits for the disk. */
 	sq_unlock(s);
-	return sq_sync_wal(db, s);
+	return sq_sync(db, s, ticket);
 }
 
 static int
@@ -279,6 +365,7 @@ sq_rollback(struct db *db)
 	if (!sqlite3_get_autocommit(s->h) &&
 	    sqlite3_exec(s->h, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
 		rc = sq_status(db, sqlite3_errcode(s->h));
+	s->writing = 0;
 	sq_unlock(s);
 	return rc;
 }

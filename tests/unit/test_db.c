@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../app/lib/common.h"
 #include "../../app/core/campaigns.h"
@@ -389,6 +391,62 @@ START_TEST(test_db_transact_commit_and_rollback)
 }
 END_TEST
 
+/*
+ * SQLite's group commit: processes committing at once share syncs of the
+ * WAL through "<db>.sync". At rest every ticket handed out is covered by
+ * a finished sync: a commit that returned without waiting for one would
+ * leave synced behind committed.
+ */
+START_TEST(test_db_sqlite_group_commit)
+{
+	enum { KIDS = 6, EACH = 40 };
+	uint64_t before[2], after[2];
+	char path[2000];
+	FILE *f;
+	pid_t pid;
+	int i, k, st;
+
+	if (fx_mysql())
+		return;
+	snprintf(path, sizeof(path), "%s.sync", fx.dsn + strlen("sqlite:"));
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(before, sizeof(uint64_t), 2, f), 2);
+	fclose(f);
+	ck_assert(before[1] == before[0]);
+	for (k = 0; k < KIDS; k++) {
+		if ((pid = fork()) == 0) {
+			struct db *db = fx_connect();
+			char name[64];
+			struct tx_arg a = {name, DB_OK, 0};
+
+			for (i = 0; i < EACH; i++) {
+				snprintf(name, sizeof(name), "gc-%d-%d", k, i);
+				if (db_transact(db, DB_TX_WRITE, tx_insert,
+					&a) != DB_OK)
+					_exit(1);
+			}
+			db_close(db);
+			_exit(0);
+		}
+		ck_assert_int_gt(pid, 0);
+	}
+	for (k = 0; k < KIDS; k++) {
+		ck_assert_int_gt(wait(&st), 0);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(after, sizeof(uint64_t), 2, f), 2);
+	fclose(f);
+	ck_assert(after[0] == before[0] + KIDS * EACH);
+	ck_assert(after[1] == after[0]);
+	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM tenants WHERE name "
+				  "LIKE 'gc-%'"),
+	    KIDS * EACH);
+}
+END_TEST
+
 START_TEST(test_db_uncommitted_is_invisible)
 {
 	struct db *other = fx_connect();
@@ -665,6 +723,7 @@ suite_db(void)
 	tcase_add_test(tc, test_db_null_columns);
 	tcase_add_test(tc, test_db_transact_commit_and_rollback);
 	tcase_add_test(tc, test_db_uncommitted_is_invisible);
+	tcase_add_test(tc, test_db_sqlite_group_commit);
 	tcase_add_test(tc, test_db_transact_read);
 	tcase_add_test(tc, test_db_migrations_idempotent);
 	tcase_add_test(tc, test_db_long_text_round_trip);
