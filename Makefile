@@ -115,7 +115,7 @@ TEST_BINS := $(BUILD)/redeemctl $(BUILD)/unit-tests $(BUILD)/asan/unit-tests \
 
 test:
 	@./.ci/deps test
-	@$(MAKE) --no-print-directory $(TEST_BINS)
+	@$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BINS)
 	@tests/run-all.sh
 
 # One backend, no sanitizers: REDEEM_TEST_DB=sqlite (default) or a DSN.

@@ -42,6 +42,12 @@ str_to_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 int
 str_utf8_ok(const char *s, size_t len)
 {
+	return str_utf8_text(s, len, 0);
+}
+
+int
+str_utf8_text(const char *s, size_t len, int newlines)
+{
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, n, k;
 	uint32_t cp;
@@ -50,7 +56,9 @@ str_utf8_ok(const char *s, size_t len)
 		unsigned char c = p[i];
 
 		if (c < 0x80) {
-			if ((c < 0x20 && c != '\t') || c == 0x7f)
+			if ((c < 0x20 && c != '\t' &&
+				!(newlines && (c == '\r' || c == '\n'))) ||
+			    c == 0x7f)
 				return 0;
 			i++;
 			continue;

@@ -11,6 +11,8 @@ int str_copy(char *dst, const char *src, size_t dstsz);
 int str_to_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* 1 when s[0..len) is valid UTF-8 without NUL or C0 controls (but tab). */
 int str_utf8_ok(const char *s, size_t len);
+/* The same, also allowing CR and LF when newlines is 1 (a textarea). */
+int str_utf8_text(const char *s, size_t len, int newlines);
 /* Formats epoch seconds as RFC 3339 UTC: 2026-11-22T10:00:00Z. */
 void str_rfc3339(int64_t t, char out[32]);
 /* Parses RFC 3339 (Z or +hh:mm) or bare epoch seconds; -1 on error. */

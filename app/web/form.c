@@ -8,55 +8,8 @@
 
 #include "../lib/common.h"
 #include "../lib/arena.h"
+#include "../lib/str.h"
 #include "form.h"
-
-/*
- * 1 when s[0..len) is UTF-8 fit for a form field: like str_utf8_ok, but a
- * textarea's CR and LF are allowed beside tab. No NUL, no other C0 or C1
- * control, no DEL, no surrogate or overlong form.
- */
-static int
-form_text_ok(const unsigned char *p, size_t len)
-{
-	size_t i = 0, n, k;
-	uint32_t cp;
-
-	while (i < len) {
-		unsigned char c = p[i];
-
-		if (c < 0x80) {
-			if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') ||
-			    c == 0x7f)
-				return 0;
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else
-			return 0;
-		if (len - i <= n)
-			return 0;
-		for (k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-		    (cp >= 0x80 && cp < 0xa0))
-			return 0;
-		i += n + 1;
-	}
-	return 1;
-}
 
 static int
 hexval(unsigned char c)
@@ -96,7 +49,8 @@ form_decode(struct arena *a, const char *s, size_t len)
 		}
 	}
 	out[n] = '\0';
-	return form_text_ok(out, n) ? (const char *)out : NULL;
+	return str_utf8_text((const char *)out, n, 1) ? (const char *)out
+						      : NULL;
 }
 
 int

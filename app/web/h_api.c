@@ -257,6 +257,18 @@ h_api_campaign_list(struct web *w, struct req *req, struct resp *resp)
 	return ok_with(resp, 200, "campaigns", a);
 }
 
+/* The answer of a handler that reads or changes one object: obj (stolen)
+ * is built by the caller only when e is ERROR_NONE. */
+static int
+one_answer(struct resp *resp, enum error_word e, const char *name,
+    const char *missing, json_t *obj)
+{
+	if (e != ERROR_NONE)
+		return resp_api_error(
+		    resp, e, e == ERROR_NOT_FOUND ? missing : NULL);
+	return ok_with(resp, 200, name, obj);
+}
+
 int
 h_api_campaign_get(struct web *w, struct req *req, struct resp *resp)
 {
@@ -264,10 +276,9 @@ h_api_campaign_get(struct web *w, struct req *req, struct resp *resp)
 	enum error_word e;
 
 	(void)w;
-	if ((e = campaign_get(&req->svc, req->param[0], &c)) != ERROR_NONE)
-		return resp_api_error(resp, e,
-		    e == ERROR_NOT_FOUND ? "No campaign has that name." : NULL);
-	return ok_with(resp, 200, "campaign", campaign_json(&c));
+	e = campaign_get(&req->svc, req->param[0], &c);
+	return one_answer(resp, e, "campaign", "No campaign has that name.",
+	    e == ERROR_NONE ? campaign_json(&c) : NULL);
 }
 
 int
@@ -277,10 +288,9 @@ h_api_campaign_close(struct web *w, struct req *req, struct resp *resp)
 	enum error_word e;
 
 	(void)w;
-	if ((e = campaign_close(&req->svc, req->param[0], &c)) != ERROR_NONE)
-		return resp_api_error(resp, e,
-		    e == ERROR_NOT_FOUND ? "No campaign has that name." : NULL);
-	return ok_with(resp, 200, "campaign", campaign_json(&c));
+	e = campaign_close(&req->svc, req->param[0], &c);
+	return one_answer(resp, e, "campaign", "No campaign has that name.",
+	    e == ERROR_NONE ? campaign_json(&c) : NULL);
 }
 
 static void
@@ -427,10 +437,9 @@ h_api_code_get(struct web *w, struct req *req, struct resp *resp)
 	enum error_word e;
 
 	(void)w;
-	if ((e = code_get(&req->svc, req->param[0], &ci)) != ERROR_NONE)
-		return resp_api_error(resp, e,
-		    e == ERROR_NOT_FOUND ? "No code has that text." : NULL);
-	return ok_with(resp, 200, "code", code_info_json(&ci));
+	e = code_get(&req->svc, req->param[0], &ci);
+	return one_answer(resp, e, "code", "No code has that text.",
+	    e == ERROR_NONE ? code_info_json(&ci) : NULL);
 }
 
 int
@@ -440,8 +449,7 @@ h_api_code_revoke(struct web *w, struct req *req, struct resp *resp)
 	enum error_word e;
 
 	(void)w;
-	if ((e = code_revoke(&req->svc, req->param[0], &ci)) != ERROR_NONE)
-		return resp_api_error(resp, e,
-		    e == ERROR_NOT_FOUND ? "No code has that text." : NULL);
-	return ok_with(resp, 200, "code", code_info_json(&ci));
+	e = code_revoke(&req->svc, req->param[0], &ci);
+	return one_answer(resp, e, "code", "No code has that text.",
+	    e == ERROR_NONE ? code_info_json(&ci) : NULL);
 }

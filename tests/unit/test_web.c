@@ -17,6 +17,7 @@
 #include "../../app/web/form.h"
 #include "../../app/web/jsonin.h"
 #include "../../app/web/tmpl.h"
+#include "../../app/web/web.h"
 #include "fixture.h"
 
 #if defined(__has_feature)
@@ -1189,6 +1190,68 @@ START_TEST(test_web_tmpl_partials_from_dir)
 }
 END_TEST
 
+/* The abuse gate's client key: the peer, or X-Forwarded-For's nearest
+ * untrusted hop only when the peer is a trusted proxy. */
+START_TEST(test_web_client_addr_trusted_proxies)
+{
+	static const struct {
+		const char *peer, *xff, *want;
+	} cases[] = {
+	    {"203.0.113.9", "198.51.100.1", "203.0.113.9"}, /* untrusted */
+	    {"10.0.0.1", "198.51.100.1", "198.51.100.1"},
+	    {"10.0.0.1", NULL, "10.0.0.1"},
+	    {"10.0.0.1", "198.51.100.1, 10.0.0.7", "198.51.100.1"},
+	    {"10.0.0.1", "6.6.6.6, 198.51.100.1", "198.51.100.1"},
+	    {"10.0.0.1", "garbage", "10.0.0.1"},
+	    {"10.0.0.1", "", "10.0.0.1"},
+	    {"10.0.0.1", " , ,", "10.0.0.1"},
+	    {"10.0.0.1", "10.0.0.2, 10.255.0.1", "10.0.0.1"}, /* all ours */
+	    {"::1", "2001:db8::5", "2001:db8::5"},
+	    {"192.168.1.1", "198.51.100.1", "192.168.1.1"}, /* not in /24 */
+	    {"192.168.0.77", "198.51.100.1", "198.51.100.1"},
+	};
+	struct web w;
+	struct arena *a = arena_new(4096);
+	size_t i;
+
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(
+	    web_proxies_parse(&w, "10.0.0.0/8, 192.168.0.0/24,::1"), 0);
+	ck_assert_uint_eq(w.nproxy, 3);
+	for (i = 0; i < NELEM(cases); i++) {
+		const char *got =
+		    web_client_addr(&w, a, cases[i].peer, cases[i].xff);
+
+		ck_assert_msg(strcmp(got, cases[i].want) == 0,
+		    "case %zu: %s, want %s", i, got, cases[i].want);
+		arena_reset(a);
+	}
+	/* Without a list, the header is never believed. */
+	memset(&w, 0, sizeof(w));
+	ck_assert_str_eq(
+	    web_client_addr(&w, a, "10.0.0.1", "198.51.100.1"), "10.0.0.1");
+	arena_free(a);
+}
+END_TEST
+
+START_TEST(test_web_proxies_parse_refuses_garbage)
+{
+	static const char *const bad[] = {"10.0.0.1/33", "nope", "10.0.0/8",
+	    "::1/129", "1.2.3.4/-1", "1.2.3.4/x"};
+	struct web w;
+	size_t i;
+
+	for (i = 0; i < NELEM(bad); i++) {
+		memset(&w, 0, sizeof(w));
+		ck_assert_msg(
+		    web_proxies_parse(&w, bad[i]) == -1, "%s", bad[i]);
+	}
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(web_proxies_parse(&w, ""), 0);
+	ck_assert_uint_eq(w.nproxy, 0);
+}
+END_TEST
+
 Suite *
 suite_web(void)
 {
@@ -1230,6 +1293,10 @@ suite_web(void)
 	tcase_add_test(tc, test_web_tmpl_nesting_limit);
 	tcase_add_test(tc, test_web_tmpl_nul_and_buf_max);
 	tcase_add_test(tc, test_web_tmpl_partials_from_dir);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("client");
+	tcase_add_test(tc, test_web_client_addr_trusted_proxies);
+	tcase_add_test(tc, test_web_proxies_parse_refuses_garbage);
 	suite_add_tcase(s, tc);
 	return s;
 }
