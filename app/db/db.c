@@ -277,11 +277,64 @@ db_clock(void)
 }
 
 int
+db_batch_begin(struct db *db)
+{
+	int rc;
+
+	if (!db->drv->batches || db->in_tx)
+		return DB_OK;
+	if ((rc = db_begin(db, DB_TX_WRITE)) == DB_OK)
+		db->batch = 1;
+	return rc;
+}
+
+int
+db_batch_end(struct db *db)
+{
+	if (!db->batch)
+		return DB_OK;
+	db->batch = 0;
+	return db_commit(db);
+}
+
+int
+db_batching(const struct db *db)
+{
+	return db->batch;
+}
+
+/* One transaction of a batch: a savepoint, never retried (the batch holds
+ * the writer lock, so nothing is busy). */
+static int
+batch_transact(struct db *db, db_tx_fn fn, void *arg)
+{
+	int rc;
+
+	if ((rc = db_note(db, db->drv->exec_script(db, "SAVEPOINT tx"))) !=
+	    DB_OK)
+		return rc;
+	rc = fn(db, arg);
+	if (rc != DB_OK)
+		db_note(
+		    db, db->drv->exec_script(db, "ROLLBACK TO SAVEPOINT tx"));
+	if (db_note(db, db->drv->exec_script(db, "RELEASE SAVEPOINT tx")) !=
+		DB_OK &&
+	    rc == DB_OK)
+		rc = DB_EFAIL;
+	if (rc < 0)
+		log_err("transaction failed in a batch (%s): %s", db->drv->name,
+		    db->errmsg);
+	return rc;
+}
+
+int
 db_transact(struct db *db, enum db_tx kind, db_tx_fn fn, void *arg)
 {
 	double deadline = db_clock() + DB_RETRY_SECONDS;
 	int attempt, rc, reconnected = 0;
 
+	if (db->batch)
+		return batch_transact(db, fn, arg);
 	for (attempt = 0;; attempt++) {
 		rc = db_begin(db, kind);
 		if (rc == DB_OK) {

@@ -66,6 +66,20 @@ int db_rollback(struct db *);
  */
 typedef int (*db_tx_fn)(struct db *, void *arg);
 int db_transact(struct db *, enum db_tx, db_tx_fn fn, void *arg);
+/*
+ * Batches: between db_batch_begin and db_batch_end every db_transact runs
+ * as a savepoint of one write transaction (its failure undoes only its
+ * own work), so that many short transactions share one commit, one sync
+ * and one turn at the writer lock. Only where the engine gains from it
+ * (SQLite, one writer at a time); elsewhere both calls do nothing and
+ * transactions stay separate. If db_batch_end fails, every transaction of
+ * the batch is undone and none may be reported as done. Reads in a batch
+ * see the batch's own writes.
+ */
+int db_batch_begin(struct db *);
+int db_batch_end(struct db *);
+int db_batching(const struct db *);
+
 /* How many times db_transact retried since the connection opened. */
 int64_t db_retries(const struct db *);
 

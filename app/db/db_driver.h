@@ -23,6 +23,8 @@ struct dsn {
 
 struct db_driver {
 	const char *name;
+	/* 1 when many transactions gain from sharing one (db_batch_begin). */
+	int batches;
 	/* Opens conn; on failure writes a message into db->errmsg. */
 	int (*open)(struct db *, const struct dsn *);
 	void (*close)(struct db *);
@@ -53,7 +55,8 @@ struct db {
 	struct db_stmt *stmts[STMT__MAX];
 	char errmsg[512];
 	int in_tx;
-	int lost; /* DB_ELOST seen: reconnect before next begin */
+	int batch; /* in db_batch_begin: transactions are savepoints */
+	int lost;  /* DB_ELOST seen: reconnect before next begin */
 	int64_t retries;
 };
 

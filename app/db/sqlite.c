@@ -470,6 +470,7 @@ const struct db_driver db_driver_sqlite = {
     .name = "sqlite",
     .open = sq_open,
     .close = sq_close,
+    .batches = 1,
     .begin = sq_begin,
     .commit = sq_commit,
     .rollback = sq_rollback,

@@ -7,6 +7,8 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 
 #include <fcgiapp.h>
 
+#include "../db/db.h"
 #include "../lib/arena.h"
 #include "../lib/common.h"
 #include "../lib/log.h"
@@ -26,6 +29,9 @@
 #include "web.h"
 
 #define WORKERS_MAX 256
+/* Every request's allocations: a 1 MiB body, its decoded form, the
+ * answer's pieces. */
+#define WEB_ARENA_CAP (4 * 1024 * 1024)
 #define STOP_GRACE_SECONDS 10
 
 static volatile sig_atomic_t stopping;
@@ -63,7 +69,7 @@ path_ok(const char *p)
 }
 
 static void
-read_request(struct web *w, FCGX_Request *rq, struct req *req)
+read_request(struct web *w, struct arena *a, FCGX_Request *rq, struct req *req)
 {
 	const char *s, *len;
 	char *body;
@@ -71,7 +77,7 @@ read_request(struct web *w, FCGX_Request *rq, struct req *req)
 	int got, total = 0;
 
 	memset(req, 0, sizeof(*req));
-	req->a = w->arena;
+	req->a = a;
 	req->method =
 	    http_method_parse(FCGX_GetParam("REQUEST_METHOD", rq->envp));
 	s = FCGX_GetParam("DOCUMENT_URI", rq->envp);
@@ -111,7 +117,7 @@ read_request(struct web *w, FCGX_Request *rq, struct req *req)
 	}
 	if (n == 0)
 		return;
-	if ((body = arena_alloc(w->arena, (size_t)n + 1)) == NULL) {
+	if ((body = arena_alloc(a, (size_t)n + 1)) == NULL) {
 		req->early = ERROR_TOO_LARGE;
 		return;
 	}
@@ -174,14 +180,82 @@ on_worker_signal(int sig)
 	stopping = 1;
 }
 
+/*
+ * A worker takes the requests waiting on the socket, up to BATCH_MAX at a
+ * time, and answers each. The redemptions among them run as one batch of
+ * the database (db_batch_begin: one commit and one sync for them all where
+ * the engine gains from it); everything else runs on its own first. The
+ * answers are written only after the batch is durable.
+ */
+#define BATCH_MAX 32
+
+struct slot {
+	FCGX_Request rq;
+	struct arena *a;
+	struct req req;
+	struct resp resp;
+};
+
+static int
+batchable(const struct req *req)
+{
+	const char *p = req->path, *tail;
+
+	if (req->method != HTTP_POST || req->early != ERROR_NONE)
+		return 0;
+	if (strcmp(p, "/api/v1/redeem") == 0 || strcmp(p, "/redeem") == 0)
+		return 1;
+	if (strncmp(p, "/api/v1/pools/", 14) != 0)
+		return 0;
+	tail = strchr(p + 14, '/');
+	return tail != NULL && tail > p + 14 && strcmp(tail, "/claim") == 0;
+}
+
+/* Blocks until a connection waits on the socket (or a signal). */
+static void
+wait_readable(int sock)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+
+	poll(&pfd, 1, -1);
+}
+
+static void
+serve_batch(struct web *w, struct slot *slot, int n)
+{
+	int i, nbatch = 0, batched = 0;
+
+	for (i = 0; i < n; i++) {
+		read_request(w, slot[i].a, &slot[i].rq, &slot[i].req);
+		if (batchable(&slot[i].req))
+			nbatch++;
+		else
+			web_handle(w, &slot[i].req, &slot[i].resp);
+	}
+	if (nbatch > 1 && web_db(w) != NULL && db_batch_begin(w->db) == DB_OK)
+		batched = db_batching(w->db);
+	for (i = 0; i < n; i++)
+		if (batchable(&slot[i].req))
+			web_handle(w, &slot[i].req, &slot[i].resp);
+	if (batched && db_batch_end(w->db) != DB_OK) {
+		/* Nothing of the batch happened: say so. */
+		for (i = 0; i < n; i++) {
+			if (!batchable(&slot[i].req))
+				continue;
+			resp_reset(&slot[i].resp);
+			slot[i].req.early = ERROR_UNAVAILABLE;
+			web_handle(w, &slot[i].req, &slot[i].resp);
+		}
+	}
+}
+
 static void
 worker(struct web *w, int sock)
 {
+	static struct slot slot[BATCH_MAX];
 	struct sigaction sa;
-	FCGX_Request rq;
-	struct resp resp;
-	struct req req;
 	struct buf h;
+	int i, n;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	memset(&sa, 0, sizeof(sa));
@@ -191,25 +265,41 @@ worker(struct web *w, int sock)
 	signal(SIGPIPE, SIG_IGN);
 	if (getppid() == 1)
 		_exit(0);
-	if (FCGX_InitRequest(&rq, sock, 0) != 0)
-		errx(1, "FCGX_InitRequest failed");
-	resp_init(&resp);
+	for (i = 0; i < BATCH_MAX; i++) {
+		if (FCGX_InitRequest(&slot[i].rq, sock, 0) != 0)
+			errx(1, "FCGX_InitRequest failed");
+		if ((slot[i].a = arena_new(WEB_ARENA_CAP)) == NULL)
+			errx(1, "out of memory");
+		resp_init(&slot[i].resp);
+	}
 	buf_init(&h, 0);
 	web_db(w); /* connect early; a failure is retried per request */
 	while (!stopping) {
-		if (FCGX_Accept_r(&rq) < 0)
+		/* The socket does not block: with many workers on it, the
+		 * one that finds it empty goes back to waiting. */
+		wait_readable(sock);
+		if (stopping)
 			break;
 		in_request = 1;
-		read_request(w, &rq, &req);
-		web_handle(w, &req, &resp);
-		write_response(&rq, &req, &resp, &h);
-		FCGX_Finish_r(&rq);
-		arena_reset(w->arena);
-		resp_reset(&resp);
+		for (n = 0; n < BATCH_MAX; n++)
+			if (FCGX_Accept_r(&slot[n].rq) < 0)
+				break;
+		if (n > 0)
+			serve_batch(w, slot, n);
+		for (i = 0; i < n; i++) {
+			write_response(
+			    &slot[i].rq, &slot[i].req, &slot[i].resp, &h);
+			FCGX_Finish_r(&slot[i].rq);
+			arena_reset(slot[i].a);
+			resp_reset(&slot[i].resp);
+		}
 		in_request = 0;
 	}
+	for (i = 0; i < BATCH_MAX; i++) {
+		resp_free(&slot[i].resp);
+		arena_free(slot[i].a);
+	}
 	buf_free(&h);
-	resp_free(&resp);
 	web_free(w);
 	exit(0);
 }
@@ -308,6 +398,8 @@ main(int argc, char **argv)
 		err(1, "%s", sockpath);
 	if ((sock = FCGX_OpenSocket(sockpath, 1024)) < 0)
 		errx(1, "%s: cannot listen", sockpath);
+	if (fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) == -1)
+		err(1, "%s: fcntl", sockpath);
 	if (chmod(sockpath, 0660) == -1)
 		err(1, "chmod %s", sockpath);
 

@@ -16,10 +16,6 @@
 #include "tmpl.h"
 #include "web.h"
 
-/* Every request's allocations: a 1 MiB body, its decoded form, the
- * answer's pieces. */
-#define WEB_ARENA_CAP (4 * 1024 * 1024)
-
 void
 web_init(struct web *w, const char *dsn, const char *templates_dir)
 {
@@ -39,8 +35,6 @@ web_init(struct web *w, const char *dsn, const char *templates_dir)
 			"address/bits, separated by commas");
 	s = getenv("REDEEM_COOKIE_SECURE");
 	w->secure_cookies = s != NULL && strcmp(s, "1") == 0;
-	if ((w->arena = arena_new(WEB_ARENA_CAP)) == NULL)
-		errx(1, "out of memory");
 	pages_load(w, templates_dir);
 }
 
@@ -53,7 +47,6 @@ web_free(struct web *w)
 		tmpl_free(w->page[i]);
 	if (w->db != NULL)
 		db_close(w->db);
-	arena_free(w->arena);
 	sodium_memzero(w->csrf_key, sizeof(w->csrf_key));
 	memset(w, 0, sizeof(*w));
 }

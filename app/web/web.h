@@ -1,6 +1,6 @@
 /*
  * The worker: one process, one database connection (opened lazily and
- * kept), templates compiled at start-up, one arena reused per request.
+ * kept), templates compiled at start-up. Requests bring their own arena.
  */
 #ifndef WEB_H
 #define WEB_H
@@ -28,7 +28,6 @@ struct web {
 	const char *dsn;
 	const char *tenant; /* the public page's tenant */
 	struct db *db;      /* NULL until a request reaches the database */
-	struct arena *arena;
 	struct tmpl *page[PAGE__MAX];
 	struct svc_config svc_cfg;
 	unsigned char csrf_key[32];

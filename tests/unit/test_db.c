@@ -447,6 +447,73 @@ START_TEST(test_db_sqlite_group_commit)
 }
 END_TEST
 
+/*
+ * A batch: its transactions are savepoints of one write transaction (on
+ * SQLite; elsewhere separate transactions), a failing one undoes only
+ * itself, reads see the batch's writes, and nothing is visible to another
+ * connection before db_batch_end.
+ */
+START_TEST(test_db_batch_savepoints)
+{
+	struct tx_arg one = {"b-one", DB_OK, 0};
+	struct tx_arg bad = {"b-bad", DB_EUNIQUE, 0};
+	struct tx_arg two = {"b-two", DB_OK, 0};
+	struct db *other = fx_connect();
+
+	ck_assert_int_eq(db_batch_begin(fx.db), DB_OK);
+	ck_assert_int_eq(db_batching(fx.db), !fx_mysql());
+	ck_assert_int_eq(
+	    db_transact(fx.db, DB_TX_WRITE, tx_insert, &one), DB_OK);
+	ck_assert_int_eq(
+	    db_transact(fx.db, DB_TX_WRITE, tx_insert, &bad), DB_EUNIQUE);
+	ck_assert_int_eq(
+	    db_transact(fx.db, DB_TX_WRITE, tx_insert, &two), DB_OK);
+	ck_assert_int_gt(tenant_id(fx.db, "b-one"), 0);
+	ck_assert_int_eq(tenant_id(fx.db, "b-bad"), 0);
+	if (db_batching(fx.db))
+		ck_assert_int_eq(tenant_id(other, "b-one"), 0);
+	ck_assert_int_eq(db_batch_end(fx.db), DB_OK);
+	ck_assert_int_eq(db_batching(fx.db), 0);
+	ck_assert_int_gt(tenant_id(other, "b-one"), 0);
+	ck_assert_int_gt(tenant_id(other, "b-two"), 0);
+	ck_assert_int_eq(tenant_id(other, "b-bad"), 0);
+	ck_assert_int_eq(db_retries(fx.db), 0);
+	db_close(other);
+}
+END_TEST
+
+/* Many redemptions in one batch keep every guarantee: the seats of a
+ * 3-seat code go to the first three accounts, a repeat is a replay. */
+START_TEST(test_db_batch_redemptions)
+{
+	char code[1][96];
+	struct redeem_result r;
+	char account[64];
+	int i, fresh = 0, already = 0, exhausted = 0;
+
+	fx_campaign("batch", 0, 0, 0);
+	fx_codes("batch", 1, 3, code);
+	ck_assert_int_eq(db_batch_begin(fx.db), DB_OK);
+	for (i = 0; i < 8; i++) {
+		snprintf(account, sizeof(account), "u%d@example.com", i % 5);
+		ck_assert_int_eq(
+		    redeem_code(&fx.svc, code[0], account, NULL, &r), 0);
+		if (r.error == ERROR_NONE && !r.already)
+			fresh++;
+		else if (r.error == ERROR_NONE)
+			already++;
+		else if (r.error == ERROR_EXHAUSTED)
+			exhausted++;
+	}
+	ck_assert_int_eq(db_batch_end(fx.db), DB_OK);
+	ck_assert_int_eq(fresh, 3);
+	ck_assert_int_eq(already, 3); /* u0, u1, u2 again */
+	ck_assert_int_eq(exhausted, 2);
+	fx_assert_code(code[0], "exhausted", 3);
+	fx_verify_clean();
+}
+END_TEST
+
 START_TEST(test_db_uncommitted_is_invisible)
 {
 	struct db *other = fx_connect();
@@ -724,6 +791,8 @@ suite_db(void)
 	tcase_add_test(tc, test_db_transact_commit_and_rollback);
 	tcase_add_test(tc, test_db_uncommitted_is_invisible);
 	tcase_add_test(tc, test_db_sqlite_group_commit);
+	tcase_add_test(tc, test_db_batch_savepoints);
+	tcase_add_test(tc, test_db_batch_redemptions);
 	tcase_add_test(tc, test_db_transact_read);
 	tcase_add_test(tc, test_db_migrations_idempotent);
 	tcase_add_test(tc, test_db_long_text_round_trip);
