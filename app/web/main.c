@@ -35,7 +35,6 @@
 #define STOP_GRACE_SECONDS 10
 
 static volatile sig_atomic_t stopping;
-static volatile sig_atomic_t in_request;
 
 static const char csp[] =
     "default-src 'none'; style-src 'self'; img-src 'self'; "
@@ -171,12 +170,12 @@ write_response(
 		FCGX_PutStr(resp->body.data, (int)resp->body.len, rq->out);
 }
 
+/* SIGTERM and SIGINT reach a worker only while it waits for requests
+ * (they are blocked otherwise), so it always finishes what it took. */
 static void
 on_worker_signal(int sig)
 {
 	(void)sig;
-	if (!in_request)
-		_exit(0);
 	stopping = 1;
 }
 
@@ -211,13 +210,14 @@ batchable(const struct req *req)
 	return tail != NULL && tail > p + 14 && strcmp(tail, "/claim") == 0;
 }
 
-/* Blocks until a connection waits on the socket (or a signal). */
+/* Blocks until a connection waits on the socket or a stop signal comes
+ * (the only moment those signals are let through). */
 static void
-wait_readable(int sock)
+wait_readable(int sock, const sigset_t *waiting)
 {
 	struct pollfd pfd = {.fd = sock, .events = POLLIN};
 
-	poll(&pfd, 1, -1);
+	ppoll(&pfd, 1, NULL, waiting);
 }
 
 static void
@@ -254,9 +254,16 @@ worker(struct web *w, int sock)
 {
 	static struct slot slot[BATCH_MAX];
 	struct sigaction sa;
+	sigset_t stop, waiting;
 	struct buf h;
 	int i, n;
 
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, &waiting);
+	sigdelset(&waiting, SIGTERM);
+	sigdelset(&waiting, SIGINT);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_worker_signal;
@@ -277,10 +284,9 @@ worker(struct web *w, int sock)
 	while (!stopping) {
 		/* The socket does not block: with many workers on it, the
 		 * one that finds it empty goes back to waiting. */
-		wait_readable(sock);
+		wait_readable(sock, &waiting);
 		if (stopping)
 			break;
-		in_request = 1;
 		for (n = 0; n < BATCH_MAX; n++)
 			if (FCGX_Accept_r(&slot[n].rq) < 0)
 				break;
@@ -293,7 +299,6 @@ worker(struct web *w, int sock)
 			arena_reset(slot[i].a);
 			resp_reset(&slot[i].resp);
 		}
-		in_request = 0;
 	}
 	for (i = 0; i < BATCH_MAX; i++) {
 		resp_free(&slot[i].resp);
