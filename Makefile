@@ -4,7 +4,7 @@
 
 CC ?= cc
 BUILD := build
-PKGS := sqlite3 libmariadb libsodium jansson
+PKGS := sqlite3 libmariadb libsodium jansson libcurl
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Werror
 CFLAGS_COMMON = -std=c11 -D_GNU_SOURCE -g $(WARN) \

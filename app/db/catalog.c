@@ -307,6 +307,10 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "VALUES (?, ?, UNIX_TIMESTAMP())"},
 	S(STMT_SECRET_GET) "SELECT value FROM server_secrets WHERE name = ?"},
 
+	/* holds and permits */
+
+	/* webhooks */
+
 	S(STMT_VERIFY_G1)
 	    "SELECT id, uses, max_uses FROM codes "
 	    "WHERE uses < 0 OR uses > max_uses ORDER BY id"},

@@ -71,6 +71,8 @@ enum stmt_id {
 	STMT_ADMIN_COUNT,
 	STMT_SECRET_CREATE,
 	STMT_SECRET_GET,
+	/* holds and permits */
+	/* webhooks */
 	/* verify */
 	STMT_VERIFY_G1,
 	STMT_VERIFY_G2,

@@ -62,5 +62,8 @@ Suite *suite_verify(void);
 Suite *suite_race(void);
 Suite *suite_web(void);
 Suite *suite_apikey(void);
+Suite *suite_holds(void);
+Suite *suite_permits(void);
+Suite *suite_webhooks(void);
 
 #endif

@@ -1,0 +1,11 @@
+/* Placeholder: replaced by the real suite. */
+#include <check.h>
+
+#include "../../app/lib/common.h"
+#include "fixture.h"
+
+Suite *
+suite_holds(void)
+{
+	return suite_create("holds");
+}
