@@ -18,7 +18,9 @@ LIB_SRC := $(wildcard app/lib/*.c app/db/*.c app/core/*.c)
 # The worker's modules (all but its main) also go into the unit tests and
 # the fuzz targets.
 WEB_SRC := $(filter-out app/web/main.c,$(wildcard app/web/*.c))
-CLI_SRC := $(wildcard app/cli/*.c)
+# app/cli: redeemctl's files, and the sweeper's main on its own.
+SWEEP_MAIN := app/cli/redeem-sweep.c
+CLI_SRC := $(filter-out $(SWEEP_MAIN),$(wildcard app/cli/*.c))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -45,7 +47,8 @@ deps:
 	@./.ci/deps
 
 build: deps
-	@$(MAKE) --no-print-directory $(BUILD)/redeemctl $(BUILD)/redeem-fcgi
+	@$(MAKE) --no-print-directory $(BUILD)/redeemctl $(BUILD)/redeem-fcgi \
+		$(BUILD)/redeem-sweep
 
 $(BUILD)/migrations.c: $(MIGRATIONS) app/db/embed-migrations.sh
 	@mkdir -p $(@D)
@@ -98,6 +101,12 @@ $(BUILD)/asan/redeemctl: $(patsubst %.c,$(AOBJ)/%.o,$(CLI_SRC)) \
 		$(BUILD)/asan/libredeem.a
 	clang $(SAN) -o $@ $^ $(LIBS)
 
+$(BUILD)/redeem-sweep: $(OBJ)/$(SWEEP_MAIN:.c=.o) $(BUILD)/libredeem.a
+	$(CC) -o $@ $^ $(LIBS)
+$(BUILD)/asan/redeem-sweep: $(AOBJ)/$(SWEEP_MAIN:.c=.o) \
+		$(BUILD)/asan/libredeem.a
+	clang $(SAN) -o $@ $^ $(LIBS)
+
 $(BUILD)/unit-tests: $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRC)) \
 		$(BUILD)/libweb.a $(BUILD)/libredeem.a
 	$(CC) -o $@ $^ $(LIBS) $(WEB_LIBS) $(shell pkg-config --libs check)
@@ -111,6 +120,7 @@ $(BUILD)/bench: $(patsubst %.c,$(OBJ)/%.o,$(BENCH_SRC)) $(BUILD)/libredeem.a
 # Everything a test run needs, built once.
 TEST_BINS := $(BUILD)/redeemctl $(BUILD)/unit-tests $(BUILD)/asan/unit-tests \
 	$(BUILD)/asan/redeemctl $(BUILD)/redeem-fcgi $(BUILD)/asan/redeem-fcgi \
+	$(BUILD)/redeem-sweep $(BUILD)/asan/redeem-sweep \
 	$(FUZZ_BINS)
 
 test:

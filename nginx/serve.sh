@@ -1,8 +1,9 @@
 #!/bin/bash
 # Serves Redeem in the foreground: migrates the database (and on the first
 # run creates the admin and an API key, printed once), writes the nginx
-# config into $REDEEM_VAR, starts the FastCGI worker pool and nginx, and
-# stops everything it started on Ctrl-C, SIGTERM, or when either dies.
+# config into $REDEEM_VAR, starts the FastCGI worker pool, the sweeper and
+# nginx, and stops everything it started on Ctrl-C, SIGTERM, or when any
+# of them dies.
 #
 # Environment: REDEEM_DB (default sqlite:var/redeem.db), REDEEM_PORT
 # (8080), REDEEM_VAR (var), REDEEM_BIN (build), REDEEM_WORKERS (one per
@@ -40,10 +41,12 @@ sed -e "s|@USER@|$user|" -e "s|@VAR@|$var|g" -e "s|@PORT@|$port|g" \
 
 fcgi=""
 web=""
+sweep=""
 stop() {
 	trap - INT TERM EXIT
 	[ -n "$web" ] && kill -TERM "$web" 2>/dev/null
 	[ -n "$fcgi" ] && kill -TERM "$fcgi" 2>/dev/null
+	[ -n "$sweep" ] && kill -TERM "$sweep" 2>/dev/null
 	wait 2>/dev/null
 	echo "stopped" >&2
 }
@@ -61,6 +64,8 @@ for _ in $(seq 100); do
 	}
 	sleep 0.05
 done
+"$bin/redeem-sweep" 2>>"$var/log/sweep.log" &
+sweep=$!
 "$nginx" -p "$var/nginx" -c "$var/nginx.conf" -e "$var/log/nginx-error.log" &
 web=$!
 for _ in $(seq 100); do
@@ -70,6 +75,6 @@ for _ in $(seq 100); do
 done
 echo "serving on http://127.0.0.1:$port/ (workers: $workers, database: ${REDEEM_DB%%\?*})"
 # Either one ending ends the service.
-wait -n "$fcgi" "$web" || true
+wait -n "$fcgi" "$web" "$sweep" || true
 echo "a server process ended; stopping" >&2
 exit 1

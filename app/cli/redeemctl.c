@@ -21,6 +21,7 @@
 #include "../core/codes.h"
 #include "../core/redeem.h"
 #include "../core/svc.h"
+#include "../core/sweep.h"
 #include "../core/verify.h"
 #include "opts.h"
 #include "progress.h"
@@ -544,6 +545,54 @@ v_verify(struct cmd *c, const char **pos, int npos)
 	return EXIT_FAILED;
 }
 
+/* sweep --once [JOB]: every job (or the one named) now, whatever its
+ * interval; a job whose lease another sweeper holds is skipped, saying
+ * so. */
+static int
+v_sweep(struct cmd *c, const char **pos, int npos)
+{
+	struct sweep_report r;
+	enum sweep_job j, only = SWEEP__MAX;
+	enum error_word e;
+	char holder[128];
+	int failed = 0;
+
+	if (opts_get(c, "once") == NULL) {
+		fprintf(stderr, "redeemctl sweep: say --once (the sweeper "
+				"process that runs on a schedule is "
+				"build/redeem-sweep)\n");
+		opts_usage(c, 1);
+		return EXIT_USAGE;
+	}
+	if (npos == 1 && sweep_job_parse(pos[0], &only) == -1) {
+		fprintf(stderr,
+		    "redeemctl sweep: no job \"%s\"; the jobs are expire, "
+		    "release_leaked, staleness, deliver, cleanup\n",
+		    pos[0]);
+		return EXIT_USAGE;
+	}
+	sweep_holder(holder, sizeof(holder));
+	for (j = 0; j < SWEEP__MAX; j++) {
+		if (only != SWEEP__MAX && j != only)
+			continue;
+		e = sweep_run(open_db(), j, holder, &r);
+		if (e != ERROR_NONE) {
+			failed = 1;
+			fprintf(stderr, "redeemctl sweep: %s: %s: %s\n",
+			    sweep_job_name(j), error_name(e),
+			    db_errmsg(the_db));
+		} else if (r.skipped)
+			printf("%-15s skipped: another sweeper holds its "
+			       "lease\n",
+			    sweep_job_name(j));
+		else
+			printf("%-15s %lld done in %lld batch(es)\n",
+			    sweep_job_name(j), (long long)r.done,
+			    (long long)r.batches);
+	}
+	return failed ? EXIT_DB : 0;
+}
+
 static void
 print_apikey(void *arg, const struct apikey *k)
 {
@@ -753,6 +802,8 @@ v_init(struct cmd *c, const char **pos, int npos)
 
 static struct opt o_tenant_only[] = {TENANT_OPT, {NULL, NULL, NULL, NULL}};
 static struct opt o_none[] = {{NULL, NULL, NULL, NULL}};
+static struct opt o_sweep[] = {
+    {"once", NULL, "run now, once (required)", NULL}, {NULL, NULL, NULL, NULL}};
 static struct opt o_campaign_create[] = {
     {"name", "N", "the campaign's name (1-64 of A-Z a-z 0-9 . _ -)", NULL},
     {"kind", "K", "shared (codes with max_uses, default) or pool", NULL},
@@ -907,6 +958,12 @@ static struct verb verbs[] = {
 	v_reverse},
     {{"revoke", "CODE", "Revokes a code (idempotent).", o_tenant_only, 1, 1},
 	v_revoke},
+    {{"sweep", "[JOB]",
+	 "Runs the sweeper's jobs once now (expire, release_leaked, "
+	 "staleness, deliver, cleanup, or the one named), each under its "
+	 "lease; a job another sweeper is running is skipped.",
+	 o_sweep, 0, 1},
+	v_sweep},
     {{"verify", "",
 	 "Checks guarantees G1-G4, G7 and G8 on the live "
 	 "database; exits 1 naming each violation.",

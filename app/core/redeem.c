@@ -51,14 +51,6 @@ struct lookup {
 	int64_t now;
 };
 
-enum claim_outcome {
-	CLAIM_OK,
-	CLAIM_NO_SEAT,   /* the code's conditional UPDATE matched nothing */
-	CLAIM_NO_BUDGET, /* the campaign's budget UPDATE matched nothing */
-	CLAIM_LIMIT,     /* the account's per-campaign count is full */
-	CLAIM_DUPLICATE, /* UNIQUE(code_id, account): a twin won */
-};
-
 struct claim {
 	struct svc *s;
 	int pool;            /* pick a code inside the transaction */
@@ -68,8 +60,8 @@ struct claim {
 	const char *account;
 	int64_t limit; /* 0: none */
 	int64_t now;   /* the database clock at the lookup */
-	enum claim_outcome out;
-	struct redemption *r; /* filled on CLAIM_OK */
+	enum redeem_claim out;
+	struct redemption *r; /* filled on REDEEM_CLAIM_OK */
 };
 
 static const char *const policy_names[REVERSAL__MAX] = {
@@ -247,32 +239,146 @@ pool_pick(struct claim *c, struct redemption *r)
 	return DB_ROW;
 }
 
+/* Step 5 for the campaign, in a claim's lock order (first). */
+static int
+take_budget(struct db *db, const struct campaign *k, enum redeem_claim *out)
+{
+	int64_t n;
+	int rc;
+
+	if (k->budget <= 0)
+		return DB_OK;
+	rc = db_exec(db, STMT_CAMPAIGN_TAKE_BUDGET, &n, "i", k->id);
+	if (rc == DB_OK && n == 0) {
+		*out = REDEEM_CLAIM_NO_BUDGET;
+		return DB_ROLLBACK;
+	}
+	return rc;
+}
+
+/* Step 5 for the account's per-campaign count (after the code's row). */
+static int
+take_account(struct db *db, int64_t campaign_id, const char *account,
+    int64_t limit, enum redeem_claim *out)
+{
+	int64_t n;
+	int rc;
+
+	if (limit <= 0)
+		return DB_OK;
+	rc = db_exec(
+	    db, STMT_ACCOUNT_TAKE, &n, "iti", campaign_id, account, limit);
+	if (rc == DB_OK && n == 0) {
+		*out = REDEEM_CLAIM_LIMIT;
+		return DB_ROLLBACK;
+	}
+	return rc;
+}
+
+int
+redeem_record(struct svc *s, int64_t code_id, const struct campaign *k,
+    const char *account, int64_t now, struct redemption *r)
+{
+	struct db_stmt *st;
+	char *payload;
+	int rc;
+
+	if ((st = db_prepare(s->db, STMT_SEQ_NEXT)) == NULL)
+		return DB_EFAIL;
+	db_bind_i64(st, 1, s->tenant_id);
+	rc = db_step(st);
+	r->seq = db_last_id(st);
+	db_reset(st);
+	if (rc != DB_OK)
+		return rc;
+	r->redeemed_at = now;
+	st = db_prepare(s->db, STMT_REDEMPTION_INSERT);
+	if (st == NULL)
+		return DB_EFAIL;
+	db_bind_i64(st, 1, s->tenant_id);
+	db_bind_i64(st, 2, code_id);
+	db_bind_i64(st, 3, k->id);
+	db_bind_text(st, 4, account);
+	db_bind_i64(st, 5, r->seq);
+	db_bind_i64(st, 6, r->redeemed_at);
+	rc = db_step(st);
+	r->id = db_last_id(st);
+	db_reset(st);
+	if (rc != DB_OK)
+		return rc;
+	r->code_id = code_id;
+	str_copy(r->account, account, sizeof(r->account));
+	str_copy(r->campaign, k->name, sizeof(r->campaign));
+	if ((rc = payload_json(r, &payload)) != DB_OK)
+		return rc;
+	rc = events_insert(s, "code.redeemed", r->id, payload);
+	free(payload);
+	return rc;
+}
+
+int
+redeem_take_seat(struct svc *s, const struct campaign *k, int64_t code_id,
+    const char *account, int64_t limit, int64_t *fence, enum redeem_claim *out)
+{
+	struct db_stmt *st;
+	int64_t n;
+	int rc;
+
+	*out = REDEEM_CLAIM_OK;
+	*fence = 0;
+	if ((rc = take_budget(s->db, k, out)) != DB_OK)
+		return rc;
+	if ((st = db_prepare(s->db, STMT_HOLD_CLAIM)) == NULL)
+		return DB_EFAIL;
+	db_bind_i64(st, 1, code_id);
+	rc = db_step(st);
+	n = db_changes(st);
+	*fence = db_last_id(st);
+	db_reset(st);
+	if (rc != DB_OK)
+		return rc;
+	if (n == 0) {
+		*out = REDEEM_CLAIM_NO_SEAT;
+		return DB_ROLLBACK;
+	}
+	return take_account(s->db, k->id, account, limit, out);
+}
+
+int
+redeem_give_seat(struct svc *s, const struct campaign *k, int64_t code_id,
+    const char *account, int64_t limit)
+{
+	int rc;
+
+	if (k->budget > 0 && (rc = db_exec(s->db, STMT_CAMPAIGN_RETURN_BUDGET,
+				  NULL, "i", k->id)) != DB_OK)
+		return rc;
+	if ((rc = db_exec(s->db, STMT_CODE_RETURN_SEAT, NULL, "i", code_id)) !=
+	    DB_OK)
+		return rc;
+	if (limit > 0 && (rc = db_exec(s->db, STMT_ACCOUNT_RETURN, NULL, "it",
+			      k->id, account)) != DB_OK)
+		return rc;
+	return DB_OK;
+}
+
 /* Steps 5, 6 and 7: one transaction. */
 static int
 claim_tx(struct db *db, void *arg)
 {
 	struct claim *c = arg;
 	struct redemption *r = c->r;
-	struct db_stmt *st;
 	int64_t n;
-	char *payload;
 	int rc, tries;
 
-	c->out = CLAIM_OK;
-	if (c->k->budget > 0) {
-		rc = db_exec(db, STMT_CAMPAIGN_TAKE_BUDGET, &n, "i", c->k->id);
-		if (rc != DB_OK)
-			return rc;
-		if (n == 0) {
-			c->out = CLAIM_NO_BUDGET;
-			return DB_ROLLBACK;
-		}
-	}
+	c->out = REDEEM_CLAIM_OK;
+	if ((rc = take_budget(db, c->k, &c->out)) != DB_OK)
+		return rc;
 	for (tries = 0;; tries++) {
 		if (c->pool) {
 			rc = pool_pick(c, r);
 			if (rc == DB_OK) {
-				c->out = CLAIM_NO_SEAT;
+				c->out = REDEEM_CLAIM_NO_SEAT;
 				return DB_ROLLBACK;
 			}
 			if (rc != DB_ROW)
@@ -287,54 +393,18 @@ claim_tx(struct db *db, void *arg)
 			break;
 		}
 		if (!c->pool || tries >= 3) {
-			c->out = CLAIM_NO_SEAT;
+			c->out = REDEEM_CLAIM_NO_SEAT;
 			return DB_ROLLBACK;
 		}
 	}
-	if (c->limit > 0) {
-		rc = db_exec(db, STMT_ACCOUNT_TAKE, &n, "iti", c->k->id,
-		    c->account, c->limit);
-		if (rc != DB_OK)
-			return rc;
-		if (n == 0) {
-			c->out = CLAIM_LIMIT;
-			return DB_ROLLBACK;
-		}
-	}
-	if ((st = db_prepare(db, STMT_SEQ_NEXT)) == NULL)
-		return DB_EFAIL;
-	db_bind_i64(st, 1, c->s->tenant_id);
-	rc = db_step(st);
-	r->seq = db_last_id(st);
-	db_reset(st);
-	if (rc != DB_OK)
+	if ((rc = take_account(db, c->k->id, c->account, c->limit, &c->out)) !=
+	    DB_OK)
 		return rc;
-	r->redeemed_at = c->now;
-	st = db_prepare(db, STMT_REDEMPTION_INSERT);
-	if (st == NULL)
-		return DB_EFAIL;
-	db_bind_i64(st, 1, c->s->tenant_id);
-	db_bind_i64(st, 2, c->code_id);
-	db_bind_i64(st, 3, c->k->id);
-	db_bind_text(st, 4, c->account);
-	db_bind_i64(st, 5, r->seq);
-	db_bind_i64(st, 6, r->redeemed_at);
-	rc = db_step(st);
-	r->id = db_last_id(st);
-	db_reset(st);
+	rc = redeem_record(c->s, c->code_id, c->k, c->account, c->now, r);
 	if (rc == DB_EUNIQUE) {
-		c->out = CLAIM_DUPLICATE;
+		c->out = REDEEM_CLAIM_DUPLICATE;
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK)
-		return rc;
-	r->code_id = c->code_id;
-	str_copy(r->account, c->account, sizeof(r->account));
-	str_copy(r->campaign, c->k->name, sizeof(r->campaign));
-	if ((rc = payload_json(r, &payload)) != DB_OK)
-		return rc;
-	rc = events_insert(c->s, "code.redeemed", r->id, payload);
-	free(payload);
 	return rc;
 }
 
@@ -438,9 +508,9 @@ claim(struct svc *s, struct claim *c, enum stmt_id twin, int64_t key,
 
 	if (rc < 0)
 		return unavailable(res);
-	if (c->out == CLAIM_OK)
+	if (c->out == REDEEM_CLAIM_OK)
 		return 1;
-	res->compensated = c->out == CLAIM_DUPLICATE;
+	res->compensated = c->out == REDEEM_CLAIM_DUPLICATE;
 	rc = fetch_redemption(s, twin, key, c->account, &res->r);
 	if (rc == DB_ROW) {
 		res->already = 1;
@@ -454,81 +524,122 @@ claim(struct svc *s, struct claim *c, enum stmt_id twin, int64_t key,
 }
 
 int
-redeem_code(struct svc *s, const char *code, const char *account_in,
-    const char *client_in, struct redeem_result *res)
+redeem_precheck(struct svc *s, const char *code, const char *account_in,
+    const char *client_in, int pool_one, struct redeem_check *chk,
+    struct redeem_result *res)
 {
-	char account[ACCOUNT_MAX + 1], norm[CODE_MAX + 1], client_buf[255];
-	const char *client;
 	struct lookup lk;
-	struct claim c;
 	enum error_word e;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (!inputs_ok(account_in, account, client_in, client_buf, &client) ||
+	memset(chk, 0, sizeof(*chk));
+	if (!inputs_ok(account_in, chk->account, client_in, chk->client_buf,
+		&chk->client) ||
 	    code == NULL) {
 		res->error = ERROR_BAD_REQUEST;
 		return 0;
 	}
-	switch (codetext_normalize(code, norm)) {
+	switch (codetext_normalize(code, chk->norm)) {
 	case CODETEXT_OK:
 		break;
 	case CODETEXT_BAD_CHAR:
-		norm[0] = '\0'; /* no code can match: invalid, after the gate */
+		chk->norm[0] = '\0'; /* no code can match: invalid, after the
+					gate */
 		break;
 	default:
 		res->error = ERROR_BAD_REQUEST;
 		return 0;
 	}
-	rc = lookup(s, client, norm, account, &lk);
+	rc = lookup(s, chk->client, chk->norm, chk->account, &lk);
 	if (rc != DB_ROW)
 		return unavailable(res);
 	/* Step 1: the gate is decided before anything of the lookup. */
 	if ((lk.fails_client >= s->cfg.abuse_limit_client ||
 		lk.fails_account >= s->cfg.abuse_limit_account) &&
-	    (rc = gate(s, account, client, res)) != 1)
+	    (rc = gate(s, chk->account, chk->client, res)) != 1)
 		return rc; /* the gate's own read gives Retry-After */
 	/* Step 2: the check character fails a typo without using the
 	 * lookup, unless the tenant holds codes that have none. */
-	if (norm[0] == '\0' ||
-	    (s->unchecked_codes == 0 && codetext_in_alphabet(norm) &&
-		!codetext_check_ok(norm)) ||
+	if (chk->norm[0] == '\0' ||
+	    (s->unchecked_codes == 0 && codetext_in_alphabet(chk->norm) &&
+		!codetext_check_ok(chk->norm)) ||
 	    !lk.found)
-		return fail(s, res, ERROR_INVALID, client, account);
+		return fail(s, res, ERROR_INVALID, chk->client, chk->account);
+	chk->code_id = lk.code_id;
+	str_copy(chk->display, lk.display, sizeof(chk->display));
+	chk->k = lk.k;
+	chk->now = lk.now;
+	chk->limit =
+	    pool_one && lk.k.kind == CAMPAIGN_POOL ? 1 : lk.k.per_account_limit;
+	chk->pool_one = pool_one;
+	/* Step 3: the caller decides (a redemption answers a replay). */
+	if (lk.have_redemption) {
+		chk->have_redemption = 1;
+		chk->r = lk.r;
+		return 1;
+	}
+	/* Step 4. */
+	if ((e = eligible(&lk, chk->limit)) != ERROR_NONE)
+		return fail(s, res, e, chk->client, chk->account);
+	if (chk->limit > 0 && ensure_account_row(s, lk.k.id, chk->account) < 0)
+		return unavailable(res);
+	return 1;
+}
+
+int
+redeem_explain(struct svc *s, const struct redeem_check *chk,
+    enum redeem_claim out, struct redeem_result *res)
+{
+	struct lookup lk;
+	enum error_word e;
+	int rc;
+
+	memset(&res->r, 0, sizeof(res->r));
+	rc = lookup(s, chk->client, chk->norm, chk->account, &lk);
+	if (rc != DB_ROW)
+		return unavailable(res);
+	if (!lk.found)
+		return fail(s, res, ERROR_INVALID, chk->client, chk->account);
+	e = eligible(&lk, chk->limit);
+	if (e == ERROR_NONE)
+		e = out == REDEEM_CLAIM_LIMIT ? ERROR_INELIGIBLE
+					      : ERROR_EXHAUSTED;
+	return fail(s, res, e, chk->client, chk->account);
+}
+
+int
+redeem_code(struct svc *s, const char *code, const char *account_in,
+    const char *client_in, struct redeem_result *res)
+{
+	struct redeem_check chk;
+	struct claim c;
+	int rc;
+
+	if ((rc = redeem_precheck(
+		 s, code, account_in, client_in, 0, &chk, res)) != 1)
+		return rc;
 	/* Step 3: a retry returns the first redemption, whatever happened
 	 * to the code since. */
-	if (lk.have_redemption) {
+	if (chk.have_redemption) {
 		res->already = 1;
-		res->r = lk.r;
+		res->r = chk.r;
 		return 0;
 	}
 	memset(&c, 0, sizeof(c));
 	c.s = s;
-	c.code_id = lk.code_id;
-	c.k = &lk.k;
-	c.account = account;
-	c.limit = lk.k.per_account_limit;
-	c.now = lk.now;
+	c.code_id = chk.code_id;
+	c.k = &chk.k;
+	c.account = chk.account;
+	c.limit = chk.limit;
+	c.now = chk.now;
 	c.r = &res->r;
-	/* Step 4. */
-	if ((e = eligible(&lk, c.limit)) != ERROR_NONE)
-		return fail(s, res, e, client, account);
-	if (c.limit > 0 && ensure_account_row(s, lk.k.id, account) < 0)
-		return unavailable(res);
-	c.display = lk.display;
-	if ((rc = claim(
-		 s, &c, STMT_REDEMPTION_BY_CODE_ACCOUNT, lk.code_id, res)) != 0)
+	c.display = chk.display;
+	if ((rc = claim(s, &c, STMT_REDEMPTION_BY_CODE_ACCOUNT, chk.code_id,
+		 res)) != 0)
 		return rc < 0 ? -1 : 0;
 	/* Re-read to give the word that explains the loss. */
-	rc = lookup(s, client, norm, account, &lk);
-	if (rc != DB_ROW)
-		return unavailable(res);
-	if (!lk.found)
-		return fail(s, res, ERROR_INVALID, client, account);
-	e = eligible(&lk, c.limit);
-	if (e == ERROR_NONE)
-		e = c.out == CLAIM_LIMIT ? ERROR_INELIGIBLE : ERROR_EXHAUSTED;
-	return fail(s, res, e, client, account);
+	return redeem_explain(s, &chk, c.out, res);
 }
 
 int
@@ -591,6 +702,14 @@ redeem_pool_claim(struct svc *s, const char *campaign, const char *account_in,
 	    (e = campaign_eligible(&k, now)) != ERROR_NONE)
 		return fail(s, res, e, client, account);
 	return fail(s, res, ERROR_EXHAUSTED, client, account);
+}
+
+int
+redeem_find(
+    struct svc *s, int64_t code_id, const char *account, struct redemption *r)
+{
+	return fetch_redemption(
+	    s, STMT_REDEMPTION_BY_CODE_ACCOUNT, code_id, account, r);
 }
 
 int

@@ -1,6 +1,12 @@
 /*
  * verify: checks the guarantees with SQL on a live database, inside one
  * read snapshot. Each violation is reported with the ids that break it.
+ * Live holds (state "held", until swept) count as seats (G2), as budget
+ * and as the account's per-campaign count (G4). G5: a semaphore's in_use
+ * is what its live permits hold, and no grant ever took it past the
+ * capacity it had then (lowering a capacity below in_use is allowed).
+ * G6: per code and per semaphore no fencing token repeats or passes its
+ * counter, and in token order grant times never go back.
  */
 #ifndef VERIFY_H
 #define VERIFY_H
@@ -15,6 +21,9 @@ enum verify_check {
 	VERIFY_G3_IDEMPOTENCY,
 	VERIFY_G4_BUDGET,
 	VERIFY_G4_ACCOUNT_LIMIT,
+	VERIFY_G5_CAPACITY,
+	VERIFY_G5_GRANTS,
+	VERIFY_G6_FENCING,
 	VERIFY_G7_ONE_EVENT,
 	VERIFY_G8_STATE,
 	VERIFY__MAX

@@ -308,8 +308,359 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_SECRET_GET) "SELECT value FROM server_secrets WHERE name = ?"},
 
 	/* holds and permits */
+#define HOLD_COLUMNS                                                      \
+	"h.id, h.external_id, h.state, h.code_id, c.display, c.code, "    \
+	"k.name, h.account, h.fencing_token, h.expires_at, h.created_at, " \
+	"h.ended_at, h.redemption_id, h.campaign_id, k.budget, "          \
+	"k.per_account_limit, k.kind, c.state, k.state, h.tenant_id, "    \
+	"UNIX_TIMESTAMP()"
+#define HOLD_FROM                                                         \
+	" FROM holds h JOIN codes c ON c.id = h.code_id"                  \
+	" JOIN campaigns k ON k.id = h.campaign_id "
+#define SEMAPHORE_COLUMNS                                                 \
+	"s.id, s.name, s.capacity, s.in_use, s.fence, s.created_at, "     \
+	"s.updated_at"
+#define PERMIT_COLUMNS                                                    \
+	"p.id, p.external_id, p.owner, p.state, p.fencing_token, "        \
+	"p.expires_at, p.created_at, p.ended_at, p.tenant_id, "           \
+	"UNIX_TIMESTAMP()"
+	/* G1, G2, G6: a hold takes its seat with the claim's UPDATE (the
+	 * same SET order and WHERE as STMT_CODE_CLAIM) and bumps the code's
+	 * fencing counter in it, under the row lock; db_last_id reads the
+	 * token back. A held last seat reads 'exhausted', even for a
+	 * single-use code: 'redeemed' comes with the confirm. */
+	S(STMT_HOLD_CLAIM)
+	    "UPDATE codes SET "
+	    "state = CASE WHEN uses + 1 >= max_uses THEN 'exhausted' "
+	    "ELSE state END, "
+	    "uses = uses + 1, fence = LAST_INSERT_ID(fence + 1) "
+	    "WHERE id = ? AND state = 'active' AND uses < max_uses "
+	    "AND (expires_at IS NULL OR expires_at > UNIX_TIMESTAMP()) "
+	    "AND EXISTS (SELECT 1 FROM campaigns k WHERE "
+	    "k.id = codes.campaign_id AND " CAMPAIGN_WINDOW_OPEN ")"},
+	S(STMT_HOLD_INSERT)
+	    "INSERT INTO holds (tenant_id, external_id, code_id, campaign_id, "
+	    "account, state, fencing_token, expires_at, created_at) "
+	    "VALUES (?, ?, ?, ?, ?, 'held', ?, UNIX_TIMESTAMP() + ?, "
+	    "UNIX_TIMESTAMP())"},
+	S(STMT_HOLD_GET)
+	    "SELECT " HOLD_COLUMNS HOLD_FROM
+	    "WHERE h.tenant_id = ? AND h.external_id = ?"},
+	S(STMT_HOLD_BY_ID) "SELECT " HOLD_COLUMNS HOLD_FROM "WHERE h.id = ?"},
+	/* The way out of 'held' is one conditional UPDATE each: whoever
+	 * matches the row owns the transition (and, on InnoDB, its lock).
+	 * A hold is lost at expires_at by the database clock, swept or not. */
+	S(STMT_HOLD_CONFIRM)
+	    "UPDATE holds SET state = 'confirmed', ended_at = "
+	    "UNIX_TIMESTAMP() WHERE tenant_id = ? AND external_id = ? "
+	    "AND state = 'held' AND expires_at > UNIX_TIMESTAMP()"},
+	S(STMT_HOLD_CODE_REDEEMED)
+	    "UPDATE codes SET state = 'redeemed' WHERE id = ? "
+	    "AND max_uses = 1 AND state = 'exhausted'"},
+	S(STMT_HOLD_SET_REDEMPTION)
+	    "UPDATE holds SET redemption_id = ? WHERE id = ?"},
+	S(STMT_HOLD_RELEASE)
+	    "UPDATE holds SET state = 'released', ended_at = "
+	    "UNIX_TIMESTAMP() WHERE tenant_id = ? AND external_id = ? "
+	    "AND state = 'held' AND expires_at > UNIX_TIMESTAMP()"},
+	S(STMT_HOLD_EXPIRE)
+	    "UPDATE holds SET state = 'expired', ended_at = UNIX_TIMESTAMP() "
+	    "WHERE id = ? AND state = 'held' "
+	    "AND expires_at <= UNIX_TIMESTAMP()"},
+	S(STMT_HOLD_DUE)
+	    "SELECT id FROM holds WHERE state = 'held' AND "
+	    "expires_at <= UNIX_TIMESTAMP() ORDER BY expires_at, id LIMIT ?"},
+	/* The cleanup job: holds ended (confirmed, released, expired) more
+	 * than ? seconds ago, deleted by id. */
+	S(STMT_HOLD_ENDED_OLD)
+	    "SELECT id FROM holds WHERE ended_at <= UNIX_TIMESTAMP() - ? "
+	    "AND state <> 'held' ORDER BY ended_at LIMIT ?"},
+	S(STMT_HOLD_DELETE) "DELETE FROM holds WHERE id = ?"},
+
+	/* Leaked: permits past their TTL by the database clock that the
+	 * sweeper has not taken back yet. */
+	S(STMT_SEMAPHORE_GET)
+	    "SELECT " SEMAPHORE_COLUMNS ", (SELECT COUNT(*) FROM permits p "
+	    "JOIN permit_items i ON i.permit_id = p.id "
+	    "AND i.semaphore_id = s.id WHERE p.state = 'acquired' "
+	    "AND p.expires_at <= UNIX_TIMESTAMP()) FROM semaphores s "
+	    "WHERE s.tenant_id = ? AND s.name = ?"},
+	S(STMT_SEMAPHORE_INSERT)
+	    "INSERT INTO semaphores (tenant_id, name, capacity, created_at, "
+	    "updated_at) VALUES (?, ?, ?, UNIX_TIMESTAMP(), UNIX_TIMESTAMP())"},
+	S(STMT_SEMAPHORE_LOCK)
+	    "SELECT id, capacity FROM semaphores "
+	    "WHERE tenant_id = ? AND name = ?",
+	    "SELECT id, capacity FROM semaphores "
+	    "WHERE tenant_id = ? AND name = ? FOR UPDATE"},
+	S(STMT_SEMAPHORE_SET_CAPACITY)
+	    "UPDATE semaphores SET capacity = ?, updated_at = "
+	    "UNIX_TIMESTAMP() WHERE id = ?"},
+	S(STMT_SEMAPHORE_HISTORY_INSERT)
+	    "INSERT INTO semaphore_history (semaphore_id, who, at, "
+	    "from_capacity, to_capacity) VALUES (?, ?, UNIX_TIMESTAMP(), ?, ?)"},
+	S(STMT_SEMAPHORE_HISTORY_LIST)
+	    "SELECT y.who, y.at, y.from_capacity, y.to_capacity "
+	    "FROM semaphore_history y JOIN semaphores s "
+	    "ON s.id = y.semaphore_id WHERE s.tenant_id = ? AND s.name = ? "
+	    "ORDER BY y.id"},
+	/* G5, G6: room is taken by a conditional UPDATE that bumps the
+	 * fencing counter under the row lock; the taker then reads the
+	 * row it holds (STMT_SEMAPHORE_READ). Callers go in name order. */
+	S(STMT_SEMAPHORE_TAKE)
+	    "UPDATE semaphores SET fence = fence + 1, in_use = in_use + ? "
+	    "WHERE tenant_id = ? AND name = ? AND in_use + ? <= capacity"},
+	S(STMT_SEMAPHORE_READ)
+	    "SELECT id, fence, in_use, capacity FROM semaphores "
+	    "WHERE tenant_id = ? AND name = ?"},
+	S(STMT_SEMAPHORE_GIVE)
+	    "UPDATE semaphores SET in_use = in_use - ? "
+	    "WHERE id = ? AND in_use >= ?"},
+	S(STMT_PERMIT_INSERT)
+	    "INSERT INTO permits (tenant_id, external_id, owner, state, "
+	    "fencing_token, expires_at, created_at) VALUES (?, ?, ?, "
+	    "'acquired', ?, UNIX_TIMESTAMP() + ?, UNIX_TIMESTAMP())"},
+	S(STMT_PERMIT_ITEM_INSERT)
+	    "INSERT INTO permit_items (permit_id, semaphore_id, count, "
+	    "fencing_token, in_use_after, capacity_at, created_at) "
+	    "VALUES (?, ?, ?, ?, ?, ?, UNIX_TIMESTAMP())"},
+	S(STMT_PERMIT_GET)
+	    "SELECT " PERMIT_COLUMNS " FROM permits p "
+	    "WHERE p.tenant_id = ? AND p.external_id = ?"},
+	S(STMT_PERMIT_BY_ID)
+	    "SELECT " PERMIT_COLUMNS " FROM permits p WHERE p.id = ?"},
+	S(STMT_PERMIT_ITEMS)
+	    "SELECT s.name, i.count, i.fencing_token, i.semaphore_id "
+	    "FROM permit_items i JOIN semaphores s ON s.id = i.semaphore_id "
+	    "WHERE i.permit_id = ? ORDER BY s.name"},
+	S(STMT_PERMIT_HEARTBEAT)
+	    "UPDATE permits SET expires_at = UNIX_TIMESTAMP() + ? "
+	    "WHERE tenant_id = ? AND external_id = ? AND state = 'acquired' "
+	    "AND expires_at > UNIX_TIMESTAMP()"},
+	S(STMT_PERMIT_RELEASE)
+	    "UPDATE permits SET state = 'released', ended_at = "
+	    "UNIX_TIMESTAMP() WHERE tenant_id = ? AND external_id = ? "
+	    "AND state = 'acquired' AND expires_at > UNIX_TIMESTAMP()"},
+	S(STMT_PERMIT_EXPIRE)
+	    "UPDATE permits SET state = 'expired', ended_at = "
+	    "UNIX_TIMESTAMP() WHERE id = ? AND state = 'acquired' "
+	    "AND expires_at <= UNIX_TIMESTAMP()"},
+	S(STMT_PERMIT_DUE)
+	    "SELECT id FROM permits WHERE state = 'acquired' AND "
+	    "expires_at <= UNIX_TIMESTAMP() ORDER BY expires_at, id LIMIT ?"},
+	/* The staleness job: acquired longer than ? seconds ago, however
+	 * often heartbeats renewed the lease. */
+	S(STMT_PERMIT_STALE)
+	    "SELECT id FROM permits WHERE state = 'acquired' AND "
+	    "created_at <= UNIX_TIMESTAMP() - ? ORDER BY created_at, id "
+	    "LIMIT ?"},
+	S(STMT_PERMIT_RELEASE_STALE)
+	    "UPDATE permits SET state = 'released', ended_at = "
+	    "UNIX_TIMESTAMP() WHERE id = ? AND state = 'acquired' "
+	    "AND created_at <= UNIX_TIMESTAMP() - ?"},
+	S(STMT_PERMIT_ENDED_OLD)
+	    "SELECT id FROM permits WHERE ended_at <= UNIX_TIMESTAMP() - ? "
+	    "AND state <> 'acquired' ORDER BY ended_at LIMIT ?"},
+	S(STMT_PERMIT_ITEMS_DELETE)
+	    "DELETE FROM permit_items WHERE permit_id = ?"},
+	S(STMT_PERMIT_DELETE) "DELETE FROM permits WHERE id = ?"},
+
+	/* verify, with holds and permits: G2 and G4 count live holds (state
+	 * 'held', expired or not until swept) beside the redemptions that
+	 * hold a seat. */
+	S(STMT_VERIFY_G2_HOLDS)
+	    "SELECT c.id, c.uses, COALESCE(r.n, 0) + COALESCE(h.n, 0) "
+	    "FROM codes c LEFT JOIN "
+	    "(SELECT code_id, COUNT(*) AS n FROM redemptions WHERE "
+	    HOLDS_SEAT " GROUP BY code_id) r ON r.code_id = c.id LEFT JOIN "
+	    "(SELECT code_id, COUNT(*) AS n FROM holds WHERE state = 'held' "
+	    "GROUP BY code_id) h ON h.code_id = c.id "
+	    "WHERE c.uses <> COALESCE(r.n, 0) + COALESCE(h.n, 0) "
+	    "ORDER BY c.id"},
+	S(STMT_VERIFY_G4_HOLDS)
+	    "SELECT k.id, k.redeemed, k.budget FROM campaigns k LEFT JOIN "
+	    "(SELECT campaign_id, COUNT(*) AS n FROM redemptions WHERE "
+	    HOLDS_SEAT " GROUP BY campaign_id) r ON r.campaign_id = k.id "
+	    "LEFT JOIN (SELECT campaign_id, COUNT(*) AS n FROM holds WHERE "
+	    "state = 'held' GROUP BY campaign_id) h ON h.campaign_id = k.id "
+	    "WHERE k.budget IS NOT NULL AND (k.redeemed <> COALESCE(r.n, 0) "
+	    "+ COALESCE(h.n, 0) OR k.redeemed > k.budget) ORDER BY k.id"},
+	S(STMT_VERIFY_G4_ACCOUNTS_HOLDS)
+	    "SELECT a.campaign_id, a.account, a.n FROM campaign_accounts a "
+	    "WHERE a.n <> (SELECT COUNT(*) FROM redemptions r "
+	    "WHERE r.campaign_id = a.campaign_id AND r.account = a.account "
+	    "AND (r.reversal_policy IS NULL OR "
+	    "r.reversal_policy <> 'return_seat')) + (SELECT COUNT(*) FROM "
+	    "holds h WHERE h.campaign_id = a.campaign_id AND h.account = "
+	    "a.account AND h.state = 'held') "
+	    "UNION ALL "
+	    "SELECT x.campaign_id, x.account, COUNT(*) FROM (SELECT "
+	    "campaign_id, account FROM redemptions WHERE " HOLDS_SEAT
+	    " UNION ALL SELECT campaign_id, account FROM holds WHERE state = "
+	    "'held') x JOIN campaigns k ON k.id = x.campaign_id WHERE "
+	    "(k.kind = 'pool' OR k.per_account_limit IS NOT NULL) "
+	    "GROUP BY x.campaign_id, x.account, k.kind, k.per_account_limit "
+	    "HAVING COUNT(*) > (CASE WHEN k.kind = 'pool' THEN 1 ELSE "
+	    "k.per_account_limit END)"},
+	/* G5: in_use is what the live permits hold, and no grant ever left
+	 * a semaphore over the capacity it had then (a capacity lowered
+	 * later may sit below in_use: allowed). */
+	S(STMT_VERIFY_G5)
+	    "SELECT s.id, s.in_use, COALESCE(p.n, 0) FROM semaphores s "
+	    "LEFT JOIN (SELECT i.semaphore_id, SUM(i.count) AS n FROM "
+	    "permit_items i JOIN permits p ON p.id = i.permit_id WHERE "
+	    "p.state = 'acquired' GROUP BY i.semaphore_id) p "
+	    "ON p.semaphore_id = s.id WHERE s.in_use <> COALESCE(p.n, 0) "
+	    "ORDER BY s.id"},
+	S(STMT_VERIFY_G5_GRANTS)
+	    "SELECT i.semaphore_id, i.in_use_after, i.capacity_at FROM "
+	    "permit_items i WHERE i.in_use_after > i.capacity_at "
+	    "ORDER BY i.semaphore_id, i.fencing_token"},
+	/* G6, per code (holds) and per semaphore (permits): no token
+	 * repeats, none passes its counter, and in token order the grant
+	 * times never go back (the grant's insert runs after the earlier
+	 * grant committed, by the database clock). */
+	S(STMT_VERIFY_G6)
+	    "SELECT 'code', x.code_id, x.fencing_token FROM (SELECT "
+	    "h.code_id, h.fencing_token, h.created_at, c.fence, "
+	    "LAG(h.fencing_token) OVER (PARTITION BY h.code_id ORDER BY "
+	    "h.fencing_token, h.id) AS pt, LAG(h.created_at) OVER (PARTITION "
+	    "BY h.code_id ORDER BY h.fencing_token, h.id) AS pc FROM holds h "
+	    "JOIN codes c ON c.id = h.code_id) x WHERE x.fencing_token > "
+	    "x.fence OR x.fencing_token = x.pt OR x.created_at < x.pc "
+	    "UNION ALL "
+	    "SELECT 'semaphore', x.semaphore_id, x.fencing_token FROM (SELECT "
+	    "i.semaphore_id, i.fencing_token, i.created_at, s.fence, "
+	    "LAG(i.fencing_token) OVER (PARTITION BY i.semaphore_id ORDER BY "
+	    "i.fencing_token, i.permit_id) AS pt, LAG(i.created_at) OVER "
+	    "(PARTITION BY i.semaphore_id ORDER BY i.fencing_token, "
+	    "i.permit_id) AS pc FROM permit_items i JOIN semaphores s ON "
+	    "s.id = i.semaphore_id) x WHERE x.fencing_token > x.fence OR "
+	    "x.fencing_token = x.pt OR x.created_at < x.pc"},
+
 
 	/* webhooks */
+#define WEBHOOK_COLUMNS "id, url, enabled, created_at, disabled_at"
+#define DELIVERY_COLUMNS                                                  \
+	"d.id, e.event_id, e.type, d.endpoint_id, d.state, d.attempts, "  \
+	"d.next_attempt_at, d.last_attempt_at, d.last_status, "           \
+	"d.last_error, d.created_at, d.delivered_at"
+	S(STMT_WEBHOOK_INSERT)
+	    "INSERT INTO webhook_endpoints (tenant_id, url, secret, enabled, "
+	    "created_at) VALUES (?, ?, ?, 1, UNIX_TIMESTAMP())"},
+	S(STMT_WEBHOOK_BY_ID)
+	    "SELECT " WEBHOOK_COLUMNS " FROM webhook_endpoints "
+	    "WHERE id = ? AND tenant_id = ?"},
+	S(STMT_WEBHOOK_LIST)
+	    "SELECT " WEBHOOK_COLUMNS " FROM webhook_endpoints "
+	    "WHERE tenant_id = ? ORDER BY id"},
+	S(STMT_WEBHOOK_DISABLE)
+	    "UPDATE webhook_endpoints SET enabled = 0, disabled_at = "
+	    "COALESCE(disabled_at, UNIX_TIMESTAMP()) "
+	    "WHERE id = ? AND tenant_id = ?"},
+	/* What a disabled endpoint still had coming ends visibly dead. */
+	S(STMT_WEBHOOK_DISABLE_PENDING)
+	    "UPDATE webhook_deliveries SET state = 'dead', "
+	    "last_error = 'endpoint disabled' "
+	    "WHERE endpoint_id = ? AND tenant_id = ? AND state = 'pending'"},
+	/* The fan-out: events not yet enqueued, oldest first (a plain
+	 * read: no lock on the outbox the claims append to), a tenant's
+	 * enabled endpoints (those older than an event get it), one
+	 * delivery row each;
+	 * UNIQUE(event_id, endpoint_id) makes a second run add nothing.
+	 * Single-row inserts: MariaDB's INSERT ... SELECT takes the table's
+	 * AUTO-INC lock, and two fan-outs then fail with error 1467. */
+	S(STMT_WEBHOOK_ENQUEUE_SCAN)
+	    "SELECT id, tenant_id, created_at FROM events "
+	    "WHERE enqueued_at IS NULL ORDER BY id LIMIT ?"},
+	S(STMT_WEBHOOK_ENQUEUE_TARGETS)
+	    "SELECT id, created_at FROM webhook_endpoints WHERE tenant_id = ? "
+	    "AND enabled = 1 ORDER BY id"},
+	S(STMT_WEBHOOK_ENQUEUE_FAN)
+	    "INSERT INTO webhook_deliveries (tenant_id, event_id, endpoint_id, "
+	    "state, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, "
+	    "'pending', 0, UNIX_TIMESTAMP(), UNIX_TIMESTAMP()) "
+	    "ON CONFLICT DO NOTHING",
+	    "INSERT IGNORE INTO webhook_deliveries (tenant_id, event_id, "
+	    "endpoint_id, state, attempts, next_attempt_at, created_at) "
+	    "VALUES (?, ?, ?, 'pending', 0, UNIX_TIMESTAMP(), "
+	    "UNIX_TIMESTAMP())"},
+	S(STMT_WEBHOOK_ENQUEUE_MARK)
+	    "UPDATE events SET enqueued_at = UNIX_TIMESTAMP() "
+	    "WHERE id = ? AND enqueued_at IS NULL"},
+	/* Deliveries due by a time (when the run began, so that one run
+	 * makes one attempt of each); MySQL skips rows another sweeper is
+	 * claiming. */
+	S(STMT_WEBHOOK_DUE)
+	    "SELECT id, attempts FROM webhook_deliveries WHERE state = "
+	    "'pending' AND next_attempt_at <= ? "
+	    "ORDER BY next_attempt_at, id LIMIT ?",
+	    "SELECT id, attempts FROM webhook_deliveries WHERE state = "
+	    "'pending' AND next_attempt_at <= ? "
+	    "ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED"},
+	/* The lease: matches only the attempt read as due, so one claimer
+	 * wins it; a claimer that dies leaves it due again after the
+	 * lease. */
+	S(STMT_WEBHOOK_CLAIM)
+	    "UPDATE webhook_deliveries SET attempts = attempts + 1, "
+	    "next_attempt_at = UNIX_TIMESTAMP() + ?, "
+	    "last_attempt_at = UNIX_TIMESTAMP() WHERE id = ? AND attempts = ? "
+	    "AND state = 'pending' AND next_attempt_at <= UNIX_TIMESTAMP()"},
+	S(STMT_WEBHOOK_JOB)
+	    "SELECT e.event_id, e.type, e.created_at, e.payload, w.url, "
+	    "w.secret, w.enabled FROM webhook_deliveries d "
+	    "JOIN events e ON e.id = d.event_id "
+	    "JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE d.id = ?"},
+	/* Results, fenced by the attempt number the claim took. A success
+	 * is recorded even over a disabling that came while it flew. */
+	S(STMT_WEBHOOK_DELIVERED)
+	    "UPDATE webhook_deliveries SET state = 'delivered', "
+	    "delivered_at = UNIX_TIMESTAMP(), last_status = ?, "
+	    "last_error = NULL WHERE id = ? AND attempts = ? "
+	    "AND state <> 'delivered'"},
+	S(STMT_WEBHOOK_RETRY)
+	    "UPDATE webhook_deliveries SET next_attempt_at = ?, "
+	    "last_status = ?, last_error = ? WHERE id = ? AND attempts = ? "
+	    "AND state = 'pending'"},
+	S(STMT_WEBHOOK_DEAD)
+	    "UPDATE webhook_deliveries SET state = 'dead', last_status = ?, "
+	    "last_error = ? WHERE id = ? AND attempts = ? "
+	    "AND state = 'pending'"},
+	/* Newest first, before id; state '' lists every state. */
+	S(STMT_WEBHOOK_DELIVERY_LIST)
+	    "SELECT " DELIVERY_COLUMNS " FROM webhook_deliveries d "
+	    "JOIN events e ON e.id = d.event_id WHERE d.tenant_id = ? "
+	    "AND (? = '' OR d.state = ?) AND d.id < ? "
+	    "ORDER BY d.id DESC LIMIT ?"},
+
+	/* The sweeper. A lease is taken when it has run out or is already
+	 * the taker's (a restarted sweeper of the same holder). */
+	S(STMT_SWEEP_LEASE_TAKE)
+	    "UPDATE sweep_leases SET holder = ?, "
+	    "expires_at = UNIX_TIMESTAMP() + ? WHERE job = ? AND "
+	    "(expires_at <= UNIX_TIMESTAMP() OR holder = ?)"},
+	S(STMT_SWEEP_LEASE_DONE)
+	    "UPDATE sweep_leases SET expires_at = 0, "
+	    "last_run_at = UNIX_TIMESTAMP(), last_done = ? "
+	    "WHERE job = ? AND holder = ?"},
+	S(STMT_SWEEP_LEASE_LIST)
+	    "SELECT job, holder, expires_at, last_run_at, last_done, "
+	    "UNIX_TIMESTAMP() FROM sweep_leases ORDER BY job"},
+	/* In batches: SQLite has no UPDATE ... LIMIT, MySQL no LIMIT in an
+	 * IN subquery. Only active codes expire; a claim re-checks expiry
+	 * itself, so a late sweep is never wrong, only late. */
+	S(STMT_SWEEP_EXPIRE_CODES)
+	    "UPDATE codes SET state = 'expired' WHERE id IN (SELECT id FROM "
+	    "codes WHERE state = 'active' AND expires_at IS NOT NULL AND "
+	    "expires_at <= UNIX_TIMESTAMP() LIMIT ?)",
+	    "UPDATE codes SET state = 'expired' WHERE state = 'active' AND "
+	    "expires_at IS NOT NULL AND expires_at <= UNIX_TIMESTAMP() "
+	    "LIMIT ?"},
+	S(STMT_SWEEP_CLEANUP_ABUSE)
+	    "DELETE FROM abuse_failures WHERE id IN (SELECT id FROM "
+	    "abuse_failures WHERE at <= UNIX_TIMESTAMP() - ? LIMIT ?)",
+	    "DELETE FROM abuse_failures WHERE at <= UNIX_TIMESTAMP() - ? "
+	    "LIMIT ?"},
 
 	S(STMT_VERIFY_G1)
 	    "SELECT id, uses, max_uses FROM codes "

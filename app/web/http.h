@@ -56,6 +56,7 @@ struct req {
 	struct kvlist cookie; /* the Cookie header */
 	struct json_t *json;  /* a JSON body (API POST/PUT) */
 	struct svc svc;       /* the tenant the credentials or page name */
+	const char *who;      /* the API key's label or lookup, for records */
 };
 
 struct resp {

@@ -202,7 +202,9 @@ batchable(const struct req *req)
 
 	if (req->method != HTTP_POST || req->early != ERROR_NONE)
 		return 0;
-	if (strcmp(p, "/api/v1/redeem") == 0 || strcmp(p, "/redeem") == 0)
+	if (strcmp(p, "/api/v1/redeem") == 0 || strcmp(p, "/redeem") == 0 ||
+	    strncmp(p, "/api/v1/holds", 13) == 0 ||
+	    strncmp(p, "/api/v1/permits", 15) == 0)
 		return 1;
 	if (strncmp(p, "/api/v1/pools/", 14) != 0)
 		return 0;

@@ -56,6 +56,24 @@ static const struct route routes[] = {
     {HTTP_POST, "/api/v1/campaigns/*/codes", AUTH_ADMIN, BODY_JSON,
 	h_api_codes_create},
     {HTTP_GET, "/api/v1/codes/*", AUTH_ADMIN, BODY_NONE, h_api_code_get},
+    {HTTP_POST, "/api/v1/holds", AUTH_REDEEM, BODY_JSON, h_api_hold_create},
+    {HTTP_GET, "/api/v1/holds/*", AUTH_REDEEM, BODY_NONE, h_api_hold_get},
+    {HTTP_POST, "/api/v1/holds/*/confirm", AUTH_REDEEM, BODY_JSON,
+	h_api_hold_confirm},
+    {HTTP_POST, "/api/v1/holds/*/release", AUTH_REDEEM, BODY_JSON,
+	h_api_hold_release},
+    {HTTP_PUT, "/api/v1/semaphores/*", AUTH_ADMIN, BODY_JSON,
+	h_api_semaphore_put},
+    {HTTP_GET, "/api/v1/semaphores/*", AUTH_REDEEM, BODY_NONE,
+	h_api_semaphore_get},
+    {HTTP_POST, "/api/v1/permits", AUTH_REDEEM, BODY_JSON,
+	h_api_permit_acquire},
+    {HTTP_POST, "/api/v1/permits/*/heartbeat", AUTH_REDEEM, BODY_JSON,
+	h_api_permit_heartbeat},
+    {HTTP_POST, "/api/v1/permits/*/release", AUTH_REDEEM, BODY_JSON,
+	h_api_permit_release},
+    {HTTP_POST, "/api/v1/webhooks", AUTH_ADMIN, BODY_JSON,
+	h_api_webhook_create},
     {HTTP_POST, "/api/v1/codes/*/revoke", AUTH_ADMIN, BODY_JSON,
 	h_api_code_revoke},
 };
@@ -156,6 +174,8 @@ authenticate(
 		    "This API key has the redeem scope; this needs admin.");
 	svc_init(&req->svc, w->db, k.tenant_id, k.tenant, k.unchecked_codes,
 	    &w->svc_cfg);
+	req->who = arena_printf(
+	    req->a, "api key %s%s%s", k.lookup, k.label[0] ? " " : "", k.label);
 	return 0;
 }
 

@@ -85,6 +85,20 @@ int h_api_code_revoke(struct web *, struct req *, struct resp *);
 /* Compiles the page templates of dir; errx on any error. */
 void pages_load(struct web *, const char *dir);
 
+int h_api_hold_create(struct web *, struct req *, struct resp *);
+int h_api_hold_confirm(struct web *, struct req *, struct resp *);
+int h_api_hold_release(struct web *, struct req *, struct resp *);
+int h_api_hold_get(struct web *, struct req *, struct resp *);
+int h_api_semaphore_put(struct web *, struct req *, struct resp *);
+int h_api_semaphore_get(struct web *, struct req *, struct resp *);
+int h_api_permit_acquire(struct web *, struct req *, struct resp *);
+int h_api_permit_heartbeat(struct web *, struct req *, struct resp *);
+int h_api_permit_release(struct web *, struct req *, struct resp *);
+int h_api_webhook_create(struct web *, struct req *, struct resp *);
+
+/* 1 for an IPv4 or IPv6 address (an API body's client_ip). */
+int web_ip_ok(const char *);
+
 /* A page answering an error word in plain words (HTML). */
 int page_error(struct web *, struct req *, struct resp *, enum error_word,
     const char *detail);

@@ -65,5 +65,6 @@ Suite *suite_apikey(void);
 Suite *suite_holds(void);
 Suite *suite_permits(void);
 Suite *suite_webhooks(void);
+Suite *suite_sweep(void);
 
 #endif

@@ -16,7 +16,8 @@ main(void)
 	Suite *(*const suites[])(void) = {suite_lib, suite_codetext, suite_db,
 	    suite_campaigns, suite_codes, suite_redeem, suite_pool,
 	    suite_reverse, suite_abuse, suite_verify, suite_race, suite_web,
-	    suite_apikey, suite_holds, suite_permits, suite_webhooks};
+	    suite_apikey, suite_holds, suite_permits, suite_webhooks,
+	    suite_sweep};
 	const char *b = getenv("REDEEM_TEST_DB");
 	SRunner *sr;
 	size_t i;

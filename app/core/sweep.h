@@ -1,0 +1,46 @@
+/*
+ * The scheduled sweeps of the spec: each job runs under a lease row of
+ * its own (sweep_leases), in batches, by the database's clock. The
+ * sweeper process and `redeemctl sweep --once` are thin faces on this.
+ */
+#ifndef SWEEP_H
+#define SWEEP_H
+
+#include <stdint.h>
+
+#include "../db/db.h"
+#include "errors.h"
+
+enum sweep_job {
+	SWEEP_EXPIRE,
+	SWEEP_RELEASE_LEAKED,
+	SWEEP_STALENESS,
+	SWEEP_DELIVER,
+	SWEEP_CLEANUP,
+	SWEEP__MAX
+};
+
+struct sweep_report {
+	int skipped;  /* another sweeper holds the lease */
+	int64_t done; /* rows the job changed */
+	int64_t batches;
+};
+
+const char *sweep_job_name(enum sweep_job);
+int sweep_job_parse(const char *, enum sweep_job *);
+/* Seconds between runs: the spec's default, or REDEEM_SWEEP_<JOB>
+ * (e.g. REDEEM_SWEEP_EXPIRE=30). */
+int64_t sweep_job_interval(enum sweep_job);
+
+/* A name for this sweeper in lease rows: host:pid. */
+void sweep_holder(char *out, size_t len);
+
+/*
+ * Runs one job now, whatever its interval: takes the lease (or reports
+ * skipped), works through its batches, gives the lease back. Returns
+ * ERROR_NONE or ERROR_UNAVAILABLE.
+ */
+enum error_word sweep_run(
+    struct db *, enum sweep_job, const char *holder, struct sweep_report *);
+
+#endif
