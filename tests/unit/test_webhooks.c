@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -174,8 +175,11 @@ rcv_start(struct rcv *r, const int *script, int n, int delay_ms)
 	fflush(NULL);
 	r->pid = fork();
 	ck_assert_int_ge(r->pid, 0);
-	if (r->pid == 0)
+	if (r->pid == 0) {
+		/* gone with the test, even one that fails before rcv_stop */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		rcv_serve(lfd, logfd, script, n, delay_ms);
+	}
 	close(lfd);
 	close(logfd);
 }
