@@ -4,7 +4,6 @@
  * scope and the body's syntax; handlers read their fields (unknown ones
  * are ignored) and answer through the one error table.
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,11 +82,9 @@ f_time(struct fields *f, const char *key)
 static void
 f_ip(struct fields *f, const char *ip)
 {
-	unsigned char a[16];
-
 	if (f->bad || ip == NULL)
 		return;
-	if (inet_pton(AF_INET, ip, a) != 1 && inet_pton(AF_INET6, ip, a) != 1) {
+	if (!web_ip_ok(ip)) {
 		f->bad = 1;
 		snprintf(f->why, sizeof(f->why),
 		    "Field \"client_ip\" must be an IPv4 or IPv6 address.");

@@ -88,6 +88,15 @@ parse_addr(const char *s, int *family, unsigned char addr[16])
 }
 
 int
+web_ip_ok(const char *s)
+{
+	unsigned char a[16];
+	int family;
+
+	return s != NULL && parse_addr(s, &family, a) == 0;
+}
+
+int
 web_proxies_parse(struct web *w, const char *list)
 {
 	char item[64], *slash;

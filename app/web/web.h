@@ -85,6 +85,9 @@ int h_api_code_revoke(struct web *, struct req *, struct resp *);
 /* Compiles the page templates of dir; errx on any error. */
 void pages_load(struct web *, const char *dir);
 
+/* 1 for an IPv4 or IPv6 address (an API body's client_ip). */
+int web_ip_ok(const char *);
+
 /* A page answering an error word in plain words (HTML). */
 int page_error(struct web *, struct req *, struct resp *, enum error_word,
     const char *detail);
