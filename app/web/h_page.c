@@ -107,7 +107,7 @@ page_sentence(enum error_word e)
 }
 
 static void
-security_html(struct resp *resp)
+html_answer(struct resp *resp)
 {
 	resp->ctype = "text/html; charset=utf-8";
 }
@@ -138,7 +138,7 @@ page_error(struct web *w, struct req *req, struct resp *resp, enum error_word e,
 	v[EK_WORD] = tv(error_name(e));
 	v[EK_MESSAGE] = tv(page_sentence(e));
 	buf_reset(&resp->body);
-	security_html(resp);
+	html_answer(resp);
 	resp->status = code;
 	if (tmpl_render(w->page[PAGE_ERROR], v, &resp->body) == -1)
 		return resp_text(resp, 503, "unavailable\n");
@@ -219,7 +219,7 @@ render_redeem(struct web *w, struct req *req, struct resp *resp, struct tval *v,
 		return page_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	v[RK_CSRF].type = TV_STR;
 	buf_reset(&resp->body);
-	security_html(resp);
+	html_answer(resp);
 	resp->status = status;
 	if (tmpl_render(w->page[PAGE_REDEEM], v, &resp->body) == -1)
 		return page_error(w, req, resp, ERROR_UNAVAILABLE, NULL);

@@ -193,6 +193,7 @@ struct slot {
 	struct arena *a;
 	struct req req;
 	struct resp resp;
+	int batch; /* runs in the batch (batchable) */
 };
 
 static int
@@ -229,7 +230,7 @@ serve_batch(struct web *w, struct slot *slot, int n)
 
 	for (i = 0; i < n; i++) {
 		read_request(w, slot[i].a, &slot[i].rq, &slot[i].req);
-		if (batchable(&slot[i].req))
+		if ((slot[i].batch = batchable(&slot[i].req)))
 			nbatch++;
 		else
 			web_handle(w, &slot[i].req, &slot[i].resp);
@@ -237,12 +238,12 @@ serve_batch(struct web *w, struct slot *slot, int n)
 	if (nbatch > 1 && web_db(w) != NULL && db_batch_begin(w->db) == DB_OK)
 		batched = db_batching(w->db);
 	for (i = 0; i < n; i++)
-		if (batchable(&slot[i].req))
+		if (slot[i].batch)
 			web_handle(w, &slot[i].req, &slot[i].resp);
 	if (batched && db_batch_end(w->db) != DB_OK) {
 		/* Nothing of the batch happened: say so. */
 		for (i = 0; i < n; i++) {
-			if (!batchable(&slot[i].req))
+			if (!slot[i].batch)
 				continue;
 			resp_reset(&slot[i].resp);
 			slot[i].req.early = ERROR_UNAVAILABLE;
