@@ -3,17 +3,12 @@
  * or SIGINT. Each run takes the job's lease first, so any number of
  * sweepers may run; `redeemctl sweep --once` runs them by hand.
  */
-#include <err.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "../core/sweep.h"
-#include "../lib/common.h"
-#include "../lib/log.h"
 
 static volatile sig_atomic_t stopping;
 
@@ -37,18 +32,19 @@ usage(FILE *f)
 		fprintf(f, "  %-15s every %lld s\n",
 		    sweep_job_name((enum sweep_job)j),
 		    (long long)sweep_job_interval((enum sweep_job)j));
+	fprintf(f,
+	    "A job runs under a lease of %lld s (REDEEM_SWEEP_LEASE), "
+	    "renewed after each\nbatch, so two sweepers never run "
+	    "the same job at once and a killed\nsweeper's jobs are "
+	    "taken over when its leases run out.\n",
+	    (long long)sweep_lease_seconds());
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *dsn = getenv("REDEEM_DB");
-	time_t next[SWEEP__MAX] = {0}, now, wake;
-	struct sweep_report r;
 	struct sigaction sa;
-	struct db *db = NULL;
-	char holder[128], msg[256];
-	int j;
 
 	if (argc > 1) {
 		int help = strcmp(argv[1], "--help") == 0 ||
@@ -63,39 +59,6 @@ main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	sweep_holder(holder, sizeof(holder));
-	log_info("redeem-sweep: %s", holder);
-	while (!stopping) {
-		if (db == NULL &&
-		    (db = db_open(dsn, msg, sizeof(msg))) == NULL) {
-			log_err("redeem-sweep: database: %s", msg);
-			sleep(1);
-			continue;
-		}
-		now = time(NULL);
-		wake = now + 60;
-		for (j = 0; j < SWEEP__MAX && !stopping; j++) {
-			enum sweep_job job = (enum sweep_job)j;
-
-			if (now >= next[j]) {
-				if (sweep_run(db, job, holder, &r) !=
-				    ERROR_NONE)
-					log_warn("redeem-sweep: %s failed",
-					    sweep_job_name(job));
-				else if (r.done > 0)
-					log_info("redeem-sweep: %s: %lld",
-					    sweep_job_name(job),
-					    (long long)r.done);
-				next[j] = time(NULL) + sweep_job_interval(job);
-			}
-			if (next[j] < wake)
-				wake = next[j];
-		}
-		now = time(NULL);
-		if (!stopping && wake > now)
-			sleep((unsigned)(wake - now)); /* a signal cuts it */
-	}
-	if (db != NULL)
-		db_close(db);
+	sweep_loop(dsn, &stopping);
 	return 0;
 }

@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../lib/common.h"
@@ -13,7 +14,9 @@
 #include "webhooks.h"
 
 #define SWEEP_BATCH 800
-#define SWEEP_LEASE_SECONDS 300
+/* A lease lasts this long (REDEEM_SWEEP_LEASE) and is renewed after every
+ * batch, so a killed sweeper's job is free again soon after. */
+#define SWEEP_LEASE_SECONDS 60
 #define SWEEP_STALE_SECONDS (24 * 3600)    /* the spec's staleness limit */
 #define SWEEP_KEEP_SECONDS (7 * 24 * 3600) /* ended holds and permits */
 /* A job gives its lease back after this many batches and runs again at
@@ -72,6 +75,55 @@ sweep_holder(char *out, size_t len)
 	snprintf(out, len, "%s:%ld", host, (long)getpid());
 }
 
+int64_t
+sweep_lease_seconds(void)
+{
+	const char *s = getenv("REDEEM_SWEEP_LEASE");
+	int64_t v;
+
+	if (s != NULL && str_to_i64(s, 1, 3600, &v) == 0)
+		return v;
+	return SWEEP_LEASE_SECONDS;
+}
+
+/* One run of one job: what each batch needs to renew the lease. */
+struct run {
+	struct db *db;
+	enum sweep_job job;
+	const char *holder;
+	int64_t lease;
+	struct sweep_report *r;
+};
+
+/*
+ * Takes the job's lease, or renews it when it is already ours; 1 when we
+ * hold it now, 0 when another sweeper does, -1 on a database error. A
+ * job stops between batches when renewing fails: the lease ran out and
+ * another sweeper has the job now.
+ */
+static int
+lease_take(struct run *u)
+{
+	int64_t n = 0;
+
+	if (db_exec(u->db, STMT_SWEEP_LEASE_TAKE, &n, "titt", u->holder,
+		u->lease, jobs[u->job].name, u->holder) != DB_OK)
+		return -1;
+	return n > 0;
+}
+
+/* After a batch: goes on while batches come back full, the job is not
+ * over its batch limit, and the lease is still ours. */
+static int
+more(struct run *u, int64_t n)
+{
+	u->r->done += n;
+	u->r->batches++;
+	if (n < SWEEP_BATCH || u->r->batches >= SWEEP_BATCHES_MAX)
+		return 0;
+	return lease_take(u) == 1;
+}
+
 struct batch_tx {
 	enum stmt_id stmt;
 	const char *fmt;
@@ -90,108 +142,102 @@ batch_tx(struct db *db, void *arg)
 /* Repeats one statement that changes at most a batch of rows until a
  * batch comes back short. */
 static enum error_word
-batches(struct db *db, struct batch_tx *t, struct sweep_report *r)
+batches(struct run *u, struct batch_tx *t)
 {
-	int rc;
-
 	do {
 		t->changed = 0;
-		rc = db_transact(db, DB_TX_WRITE, batch_tx, t);
-		if (rc != DB_OK)
+		if (db_transact(u->db, DB_TX_WRITE, batch_tx, t) != DB_OK)
 			return ERROR_UNAVAILABLE;
-		r->done += t->changed;
-		r->batches++;
-	} while (t->changed >= SWEEP_BATCH && r->batches < SWEEP_BATCHES_MAX);
+	} while (more(u, t->changed));
 	return ERROR_NONE;
 }
 
-/* Runs fn(db, arg, batch, &n) while batches come back full. */
+/* Runs fn(db, batch, &n) while batches come back full. */
 static enum error_word
-each_batch(struct db *db, int (*fn)(struct db *, int64_t, int, int64_t *),
-    int64_t arg, struct sweep_report *r)
+each_batch(struct run *u, int (*fn)(struct db *, int, int64_t *))
 {
 	int64_t n;
 
 	do {
-		if (fn(db, arg, SWEEP_BATCH, &n) == -1)
+		if (fn(u->db, SWEEP_BATCH, &n) == -1)
 			return ERROR_UNAVAILABLE;
-		r->done += n;
-		r->batches++;
-	} while (n >= SWEEP_BATCH && r->batches < SWEEP_BATCHES_MAX);
+	} while (more(u, n));
+	return ERROR_NONE;
+}
+
+/* The same, for the cleanups that take an age. */
+static enum error_word
+each_batch_aged(
+    struct run *u, int (*fn)(struct db *, int64_t, int, int64_t *), int64_t age)
+{
+	int64_t n;
+
+	do {
+		if (fn(u->db, age, SWEEP_BATCH, &n) == -1)
+			return ERROR_UNAVAILABLE;
+	} while (more(u, n));
 	return ERROR_NONE;
 }
 
 static enum error_word
-job_expire(struct db *db, struct sweep_report *r)
+job_expire(struct run *u)
 {
 	struct batch_tx t = {STMT_SWEEP_EXPIRE_CODES, "i", SWEEP_BATCH, 0, 0};
 
-	return batches(db, &t, r);
+	return batches(u, &t);
 }
 
 static enum error_word
-job_cleanup(struct db *db, struct sweep_report *r)
+job_cleanup(struct run *u)
 {
 	struct svc_config cfg;
 	struct batch_tx t = {STMT_SWEEP_CLEANUP_ABUSE, "ii", 0, SWEEP_BATCH, 0};
 
-	/* Failed attempts older than the gate's window count for nothing; holds
- * and permits that ended more than a week ago go. */
+	/* Failed attempts older than the gate's window count for nothing;
+	 * holds and permits that ended more than a week ago go. */
 	svc_config_defaults(&cfg);
 	t.a = cfg.abuse_window;
-	if (batches(db, &t, r) != ERROR_NONE ||
-	    each_batch(db, hold_cleanup, SWEEP_KEEP_SECONDS, r) != ERROR_NONE)
+	if (batches(u, &t) != ERROR_NONE ||
+	    each_batch_aged(u, hold_cleanup, SWEEP_KEEP_SECONDS) != ERROR_NONE)
 		return ERROR_UNAVAILABLE;
-	return each_batch(db, permit_cleanup, SWEEP_KEEP_SECONDS, r);
+	return each_batch_aged(u, permit_cleanup, SWEEP_KEEP_SECONDS);
 }
 
 /* Holds and permits past their TTL: expired, seats and room returned. */
 static enum error_word
-job_release_leaked(struct db *db, struct sweep_report *r)
+job_release_leaked(struct run *u)
 {
-	int (*const fn[])(struct db *, int, int64_t *) = {
-	    hold_expire_due, permit_expire_due};
-	int64_t n;
-	size_t i;
-
-	for (i = 0; i < NELEM(fn); i++) {
-		do {
-			if (fn[i](db, SWEEP_BATCH, &n) == -1)
-				return ERROR_UNAVAILABLE;
-			r->done += n;
-			r->batches++;
-		} while (n >= SWEEP_BATCH && r->batches < SWEEP_BATCHES_MAX);
-	}
-	return ERROR_NONE;
+	if (each_batch(u, hold_expire_due) != ERROR_NONE)
+		return ERROR_UNAVAILABLE;
+	return each_batch(u, permit_expire_due);
 }
 
 /* Permits acquired longer than the staleness limit (heartbeats or not)
  * are released. Holds need none: their TTL is at most the limit. */
 static enum error_word
-job_staleness(struct db *db, struct sweep_report *r)
+job_staleness(struct run *u)
 {
-	return each_batch(db, permit_release_stale, SWEEP_STALE_SECONDS, r);
+	return each_batch_aged(u, permit_release_stale, SWEEP_STALE_SECONDS);
 }
 
 /* Webhooks: events fanned out into deliveries, then the due attempts. */
 static enum error_word
-job_deliver(struct db *db, struct sweep_report *r)
+job_deliver(struct run *u)
 {
 	struct webhooks_config cfg;
 	struct webhooks_stats st;
 
 	memset(&st, 0, sizeof(st));
 	webhooks_config_defaults(&cfg);
-	if (webhooks_enqueue(db, 10 * SWEEP_BATCH, &st) == -1 ||
-	    webhooks_deliver_due(db, &cfg, SWEEP_BATCH, &st) == -1)
+	if (webhooks_enqueue(u->db, 10 * SWEEP_BATCH, &st) == -1 ||
+	    webhooks_deliver_due(u->db, &cfg, SWEEP_BATCH, &st) == -1)
 		return ERROR_UNAVAILABLE;
-	r->done = st.claimed;
-	r->batches = 1;
+	u->r->done = st.claimed;
+	u->r->batches = 1;
 	return ERROR_NONE;
 }
 
-static enum error_word (*const job_fn[SWEEP__MAX])(
-    struct db *, struct sweep_report *) = {
+static enum error_word (*const job_fn[SWEEP__MAX])(struct run *) = {
     [SWEEP_EXPIRE] = job_expire,
     [SWEEP_RELEASE_LEAKED] = job_release_leaked,
     [SWEEP_STALENESS] = job_staleness,
@@ -203,27 +249,69 @@ enum error_word
 sweep_run(
     struct db *db, enum sweep_job j, const char *holder, struct sweep_report *r)
 {
+	struct run u = {db, j, holder, sweep_lease_seconds(), r};
 	enum error_word e;
-	int64_t n = 0;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	if ((unsigned)j >= SWEEP__MAX)
 		return ERROR_BAD_REQUEST;
-	rc = db_exec(db, STMT_SWEEP_LEASE_TAKE, &n, "titt", holder,
-	    (int64_t)SWEEP_LEASE_SECONDS, jobs[j].name, holder);
-	if (rc != DB_OK)
-		return ERROR_UNAVAILABLE;
-	if (n == 0) {
-		r->skipped = 1;
-		return ERROR_NONE;
+	if ((rc = lease_take(&u)) != 1) {
+		r->skipped = rc == 0;
+		return rc == 0 ? ERROR_NONE : ERROR_UNAVAILABLE;
 	}
-	e = job_fn[j](db, r);
+	e = job_fn[j](&u);
 	if (e != ERROR_NONE)
 		log_warn("sweep %s: stopped after %lld rows: %s", jobs[j].name,
 		    (long long)r->done, db_errmsg(db));
-	/* A failed give-back only delays the next run to the lease's end. */
+	/* A failed give-back only delays the next run to the lease's end;
+	 * a lease lost meanwhile is not ours to give back (holder = us). */
 	db_exec(db, STMT_SWEEP_LEASE_DONE, NULL, "itt", r->done, jobs[j].name,
 	    holder);
 	return e;
+}
+
+void
+sweep_loop(const char *dsn, volatile sig_atomic_t *stop)
+{
+	time_t next[SWEEP__MAX] = {0}, now, wake;
+	struct sweep_report r;
+	struct db *db = NULL;
+	char holder[128], msg[256];
+	int j;
+
+	sweep_holder(holder, sizeof(holder));
+	log_info("redeem-sweep: %s", holder);
+	while (!*stop) {
+		if (db == NULL &&
+		    (db = db_open(dsn, msg, sizeof(msg))) == NULL) {
+			log_err("redeem-sweep: database: %s", msg);
+			sleep(1);
+			continue;
+		}
+		now = time(NULL);
+		wake = now + 60;
+		for (j = 0; j < SWEEP__MAX && !*stop; j++) {
+			enum sweep_job job = (enum sweep_job)j;
+
+			if (now >= next[j]) {
+				if (sweep_run(db, job, holder, &r) !=
+				    ERROR_NONE)
+					log_warn("redeem-sweep: %s failed",
+					    sweep_job_name(job));
+				else if (r.done > 0)
+					log_info("redeem-sweep: %s: %lld",
+					    sweep_job_name(job),
+					    (long long)r.done);
+				next[j] = time(NULL) + sweep_job_interval(job);
+			}
+			if (next[j] < wake)
+				wake = next[j];
+		}
+		now = time(NULL);
+		if (!*stop && wake > now)
+			sleep((unsigned)(wake - now)); /* a signal cuts it */
+	}
+	if (db != NULL)
+		db_close(db);
 }

@@ -6,6 +6,7 @@
 #ifndef SWEEP_H
 #define SWEEP_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "../db/db.h"
@@ -32,6 +33,10 @@ int sweep_job_parse(const char *, enum sweep_job *);
  * (e.g. REDEEM_SWEEP_EXPIRE=30). */
 int64_t sweep_job_interval(enum sweep_job);
 
+/* Seconds a job's lease lasts (REDEEM_SWEEP_LEASE, default 60); renewed
+ * after every batch, so only a dead sweeper's lease runs out. */
+int64_t sweep_lease_seconds(void);
+
 /* A name for this sweeper in lease rows: host:pid. */
 void sweep_holder(char *out, size_t len);
 
@@ -42,5 +47,12 @@ void sweep_holder(char *out, size_t len);
  */
 enum error_word sweep_run(
     struct db *, enum sweep_job, const char *holder, struct sweep_report *);
+
+/*
+ * The sweeper: runs every job on its interval on dsn until *stop is set
+ * (from a signal handler), opening the database again after a failure.
+ * Any number may run at once; the leases share the jobs out.
+ */
+void sweep_loop(const char *dsn, volatile sig_atomic_t *stop);
 
 #endif
