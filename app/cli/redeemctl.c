@@ -532,9 +532,10 @@ v_verify(struct cmd *c, const char **pos, int npos)
 	if (verify_run(open_db(), &rep, verify_line, NULL) == -1)
 		return fail(c->verb, ERROR_UNAVAILABLE, db_errmsg(the_db));
 	if (rep.total == 0) {
-		printf("verify: ok: G1 safety, G2 conservation, G3 "
-		       "idempotency, G4 budget and per-account limits, G7 one "
-		       "event per redemption, G8 state all hold\n");
+		printf("verify: ok: G1 safety, G2 conservation (with live "
+		       "holds), G3 idempotency, G4 budget and per-account "
+		       "limits, G5 semaphore capacity, G6 fencing tokens, G7 "
+		       "one event per redemption, G8 state all hold\n");
 		return 0;
 	}
 	for (i = 0; i < VERIFY__MAX; i++)
@@ -965,8 +966,9 @@ static struct verb verbs[] = {
 	 o_sweep, 0, 1},
 	v_sweep},
     {{"verify", "",
-	 "Checks guarantees G1-G4, G7 and G8 on the live "
-	 "database; exits 1 naming each violation.",
+	 "Checks guarantees G1-G8 on the live database (G2 counting live "
+	 "holds, G5 semaphore capacity, G6 fencing tokens); exits 1 "
+	 "naming each violation.",
 	 o_none, 0, 0},
 	v_verify},
 };

@@ -485,6 +485,10 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "state = 'held' GROUP BY campaign_id) h ON h.campaign_id = k.id "
 	    "WHERE k.budget IS NOT NULL AND (k.redeemed <> COALESCE(r.n, 0) "
 	    "+ COALESCE(h.n, 0) OR k.redeemed > k.budget) ORDER BY k.id"},
+	/* Correlated counts, not a join against a grouped derived table:
+	 * MariaDB cannot key a derived table on (campaign_id, account)
+	 * (1026 bytes) and falls back to a block nested loop, O(accounts x
+	 * redemptions); these use redemptions_campaign_account. */
 	S(STMT_VERIFY_G4_ACCOUNTS_HOLDS)
 	    "SELECT a.campaign_id, a.account, a.n FROM campaign_accounts a "
 	    "WHERE a.n <> (SELECT COUNT(*) FROM redemptions r "
@@ -665,38 +669,9 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_VERIFY_G1)
 	    "SELECT id, uses, max_uses FROM codes "
 	    "WHERE uses < 0 OR uses > max_uses ORDER BY id"},
-	S(STMT_VERIFY_G2)
-	    "SELECT c.id, c.uses, COALESCE(r.n, 0) FROM codes c LEFT JOIN "
-	    "(SELECT code_id, COUNT(*) AS n FROM redemptions WHERE "
-	    HOLDS_SEAT " GROUP BY code_id) r ON r.code_id = c.id "
-	    "WHERE c.uses <> COALESCE(r.n, 0) ORDER BY c.id"},
 	S(STMT_VERIFY_G3)
 	    "SELECT code_id, account, COUNT(*) FROM redemptions "
 	    "GROUP BY code_id, account HAVING COUNT(*) > 1"},
-	S(STMT_VERIFY_G4)
-	    "SELECT k.id, k.redeemed, k.budget FROM campaigns k LEFT JOIN "
-	    "(SELECT campaign_id, COUNT(*) AS n FROM redemptions WHERE "
-	    HOLDS_SEAT " GROUP BY campaign_id) r ON r.campaign_id = k.id "
-	    "WHERE k.budget IS NOT NULL AND (k.redeemed <> COALESCE(r.n, 0) "
-	    "OR k.redeemed > k.budget) ORDER BY k.id"},
-	/* A correlated count, not a join against a grouped derived table:
-	 * MariaDB cannot key a derived table on (campaign_id, account)
-	 * (1026 bytes) and falls back to a block nested loop, O(accounts x
-	 * redemptions); this one uses redemptions_campaign_account. */
-	S(STMT_VERIFY_G4_ACCOUNTS)
-	    "SELECT a.campaign_id, a.account, a.n FROM campaign_accounts a "
-	    "WHERE a.n <> (SELECT COUNT(*) FROM redemptions r "
-	    "WHERE r.campaign_id = a.campaign_id AND r.account = a.account "
-	    "AND (r.reversal_policy IS NULL OR "
-	    "r.reversal_policy <> 'return_seat')) "
-	    "UNION ALL "
-	    "SELECT r.campaign_id, r.account, COUNT(*) FROM redemptions r "
-	    "JOIN campaigns k ON k.id = r.campaign_id WHERE "
-	    "(r.reversal_policy IS NULL OR r.reversal_policy <> "
-	    "'return_seat') AND (k.kind = 'pool' OR k.per_account_limit IS "
-	    "NOT NULL) GROUP BY r.campaign_id, r.account, k.kind, "
-	    "k.per_account_limit HAVING COUNT(*) > (CASE WHEN k.kind = 'pool' "
-	    "THEN 1 ELSE k.per_account_limit END)"},
 	S(STMT_VERIFY_G7)
 	    "SELECT r.id, COUNT(e.id), '' FROM redemptions r LEFT JOIN events "
 	    "e ON e.redemption_id = r.id AND e.type = 'code.redeemed' "

@@ -138,10 +138,7 @@ enum stmt_id {
 	STMT_SWEEP_CLEANUP_ABUSE,
 	/* verify */
 	STMT_VERIFY_G1,
-	STMT_VERIFY_G2,
 	STMT_VERIFY_G3,
-	STMT_VERIFY_G4,
-	STMT_VERIFY_G4_ACCOUNTS,
 	STMT_VERIFY_G7,
 	STMT_VERIFY_G8,
 	/* the raw transaction the benchmark compares against */
