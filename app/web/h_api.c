@@ -21,66 +21,8 @@
 #define API_CODES_MAX INT64_C(100000) /* per request; more with redeemctl */
 #define API_PAGE_MAX 1000
 
-/* Field errors accumulate: the first one is reported. */
-struct fields {
-	json_t *obj;
-	int bad;
-	char why[200];
-};
-
-static const char *
-f_str(struct fields *f, const char *key, size_t max, int required)
-{
-	const char *s = NULL;
-	int rc;
-
-	if (f->bad)
-		return NULL;
-	rc = jsonin_str(f->obj, key, max, &s, f->why, sizeof(f->why));
-	if (rc == -1)
-		f->bad = 1;
-	else if (rc == 0 && required) {
-		f->bad = 1;
-		snprintf(
-		    f->why, sizeof(f->why), "Field \"%s\" is required.", key);
-	}
-	return rc == 1 ? s : NULL;
-}
-
-/* 0 when absent (and not required). */
-static int64_t
-f_int(struct fields *f, const char *key, int64_t min, int64_t max, int required)
-{
-	int64_t v = 0;
-	int rc;
-
-	if (f->bad)
-		return 0;
-	rc = jsonin_int(f->obj, key, min, max, &v, f->why, sizeof(f->why));
-	if (rc == -1)
-		f->bad = 1;
-	else if (rc == 0 && required) {
-		f->bad = 1;
-		snprintf(
-		    f->why, sizeof(f->why), "Field \"%s\" is required.", key);
-	}
-	return rc == 1 ? v : 0;
-}
-
-static int64_t
-f_time(struct fields *f, const char *key)
-{
-	int64_t v = 0;
-
-	if (f->bad)
-		return 0;
-	if (jsonin_time(f->obj, key, &v, f->why, sizeof(f->why)) == -1)
-		f->bad = 1;
-	return v;
-}
-
 static void
-f_ip(struct fields *f, const char *ip)
+f_ip(struct jfields *f, const char *ip)
 {
 	if (f->bad || ip == NULL)
 		return;
@@ -92,7 +34,7 @@ f_ip(struct fields *f, const char *ip)
 }
 
 static int
-bad(struct resp *resp, struct fields *f)
+bad(struct resp *resp, struct jfields *f)
 {
 	return resp_api_error(resp, ERROR_BAD_REQUEST, f->why);
 }
@@ -123,15 +65,15 @@ result_answer(
 int
 h_api_redeem(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct redeem_result res;
 	const char *code, *account, *ip;
 	int rc;
 
 	(void)w;
-	code = f_str(&f, "code", 256, 1);
-	account = f_str(&f, "account", 1024, 1);
-	ip = f_str(&f, "client_ip", 64, 0);
+	code = jf_str(&f, "code", 256, 1);
+	account = jf_str(&f, "account", 1024, 1);
+	ip = jf_str(&f, "client_ip", 64, 0);
 	f_ip(&f, ip);
 	if (f.bad)
 		return bad(resp, &f);
@@ -143,14 +85,14 @@ h_api_redeem(struct web *w, struct req *req, struct resp *resp)
 int
 h_api_pool_claim(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct redeem_result res;
 	const char *account, *ip;
 	int rc;
 
 	(void)w;
-	account = f_str(&f, "account", 1024, 1);
-	ip = f_str(&f, "client_ip", 64, 0);
+	account = jf_str(&f, "account", 1024, 1);
+	ip = jf_str(&f, "client_ip", 64, 0);
 	f_ip(&f, ip);
 	if (f.bad)
 		return bad(resp, &f);
@@ -162,7 +104,7 @@ h_api_pool_claim(struct web *w, struct req *req, struct resp *resp)
 int
 h_api_reverse(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct redeem_result res;
 	enum reversal_policy policy;
 	const char *reason, *pol;
@@ -172,8 +114,8 @@ h_api_reverse(struct web *w, struct req *req, struct resp *resp)
 	if (str_to_i64(req->param[0], 1, INT64_MAX, &id) == -1)
 		return resp_api_error(
 		    resp, ERROR_NOT_FOUND, "No redemption has that id.");
-	reason = f_str(&f, "reason", 500, 1);
-	pol = f_str(&f, "policy", 32, 1);
+	reason = jf_str(&f, "reason", 500, 1);
+	pol = jf_str(&f, "policy", 32, 1);
 	if (!f.bad && reversal_policy_parse(pol, &policy) == -1) {
 		f.bad = 1;
 		snprintf(f.why, sizeof(f.why),
@@ -191,19 +133,20 @@ h_api_reverse(struct web *w, struct req *req, struct resp *resp)
 int
 h_api_campaign_create(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct campaign c;
 	const char *name, *kind;
 	enum error_word e;
 
 	(void)w;
 	memset(&c, 0, sizeof(c));
-	name = f_str(&f, "name", CAMPAIGN_NAME_MAX, 1);
-	kind = f_str(&f, "kind", 16, 0);
-	c.budget = f_int(&f, "budget", 1, INT64_MAX, 0);
-	c.starts_at = f_time(&f, "starts_at");
-	c.ends_at = f_time(&f, "ends_at");
-	c.per_account_limit = f_int(&f, "per_account_limit", 1, INT64_MAX, 0);
+	name = jf_str(&f, "name", CAMPAIGN_NAME_MAX, 1);
+	kind = jf_str(&f, "kind", 16, 0);
+	c.budget = jf_int(&f, "budget", 1, INT64_MAX, 0, 0);
+	c.starts_at = jf_time(&f, "starts_at");
+	c.ends_at = jf_time(&f, "ends_at");
+	c.per_account_limit =
+	    jf_int(&f, "per_account_limit", 1, INT64_MAX, 0, 0);
 	if (!f.bad && !campaign_name_ok(name)) {
 		f.bad = 1;
 		snprintf(f.why, sizeof(f.why),
@@ -300,15 +243,15 @@ emit_code(void *arg, const char *display)
 static int
 codes_import_answer(struct req *req, struct resp *resp, json_t *list)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	const char **codes;
 	json_t *out, *v;
 	int64_t max_uses, expires_at, created = 0, dups = 0;
 	enum error_word e;
 	size_t i, n = json_array_size(list);
 
-	max_uses = f_int(&f, "max_uses", 1, INT32_MAX, 1);
-	expires_at = f_time(&f, "expires_at");
+	max_uses = jf_int(&f, "max_uses", 1, INT32_MAX, 1, 0);
+	expires_at = jf_time(&f, "expires_at");
 	if (!f.bad && (n == 0 || n > API_CODES_MAX)) {
 		f.bad = 1;
 		snprintf(f.why, sizeof(f.why),
@@ -350,7 +293,7 @@ codes_import_answer(struct req *req, struct resp *resp, json_t *list)
 int
 h_api_codes_create(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct codes_gen g;
 	json_t *out, *list = json_object_get(req->json, "codes");
 	int64_t created = 0;
@@ -364,11 +307,11 @@ h_api_codes_create(struct web *w, struct req *req, struct resp *resp)
 		    "Field \"codes\" must be an array of strings.");
 	memset(&g, 0, sizeof(g));
 	g.campaign = req->param[0];
-	g.count = f_int(&f, "count", 1, API_CODES_MAX, 1);
-	g.max_uses = f_int(&f, "max_uses", 1, INT32_MAX, 1);
-	g.expires_at = f_time(&f, "expires_at");
-	g.length = (int)f_int(&f, "length", 1, 64, 0);
-	g.prefix = f_str(&f, "prefix", 16, 0);
+	g.count = jf_int(&f, "count", 1, API_CODES_MAX, 1, 0);
+	g.max_uses = jf_int(&f, "max_uses", 1, INT32_MAX, 1, 0);
+	g.expires_at = jf_time(&f, "expires_at");
+	g.length = (int)jf_int(&f, "length", 1, 64, 0, 0);
+	g.prefix = jf_str(&f, "prefix", 16, 0);
 	if (f.bad)
 		return bad(resp, &f);
 	if ((out = json_array()) == NULL)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <sodium.h>
 
 #include "../core/holds.h"
 #include "../core/permits.h"
@@ -17,51 +18,6 @@
 #include "web.h"
 
 #define ID_FIELD_MAX 256
-
-struct fields {
-	json_t *obj;
-	int bad;
-	char why[200];
-};
-
-static const char *
-need_str(struct fields *f, const char *key, size_t max, int required)
-{
-	const char *s = NULL;
-	int rc;
-
-	if (f->bad)
-		return NULL;
-	rc = jsonin_str(f->obj, key, max, &s, f->why, sizeof(f->why));
-	if (rc == -1)
-		f->bad = 1;
-	else if (rc == 0 && required) {
-		f->bad = 1;
-		snprintf(
-		    f->why, sizeof(f->why), "Field \"%s\" is required.", key);
-	}
-	return rc == 1 ? s : NULL;
-}
-
-static int64_t
-need_int(struct fields *f, const char *key, int64_t min, int64_t max,
-    int required, int64_t def)
-{
-	int64_t v = def;
-	int rc;
-
-	if (f->bad)
-		return def;
-	rc = jsonin_int(f->obj, key, min, max, &v, f->why, sizeof(f->why));
-	if (rc == -1)
-		f->bad = 1;
-	else if (rc == 0 && required) {
-		f->bad = 1;
-		snprintf(
-		    f->why, sizeof(f->why), "Field \"%s\" is required.", key);
-	}
-	return v;
-}
 
 static int
 answer(struct resp *resp, int rc, enum error_word e, int64_t retry_after,
@@ -81,18 +37,18 @@ answer(struct resp *resp, int rc, enum error_word e, int64_t retry_after,
 int
 h_api_hold_create(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct hold_result res;
 	const char *code, *account, *id, *ip;
 	int64_t ttl;
 	int rc;
 
 	(void)w;
-	code = need_str(&f, "code", 256, 1);
-	account = need_str(&f, "account", 1024, 1);
-	id = need_str(&f, "external_id", ID_FIELD_MAX, 1);
-	ttl = need_int(&f, "ttl_seconds", 1, HOLD_TTL_MAX, 1, 0);
-	ip = need_str(&f, "client_ip", 64, 0);
+	code = jf_str(&f, "code", 256, 1);
+	account = jf_str(&f, "account", 1024, 1);
+	id = jf_str(&f, "external_id", ID_FIELD_MAX, 1);
+	ttl = jf_int(&f, "ttl_seconds", 1, HOLD_TTL_MAX, 1, 0);
+	ip = jf_str(&f, "client_ip", 64, 0);
 	if (!f.bad && ip != NULL && !web_ip_ok(ip)) {
 		f.bad = 1;
 		snprintf(f.why, sizeof(f.why),
@@ -147,13 +103,13 @@ h_api_hold_get(struct web *w, struct req *req, struct resp *resp)
 int
 h_api_semaphore_put(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct semaphore sem;
 	enum error_word e;
 	int64_t capacity;
 
 	(void)w;
-	capacity = need_int(&f, "capacity", 0, SEMAPHORE_CAPACITY_MAX, 1, 0);
+	capacity = jf_int(&f, "capacity", 0, SEMAPHORE_CAPACITY_MAX, 1, 0);
 	if (f.bad)
 		return resp_api_error(resp, ERROR_BAD_REQUEST, f.why);
 	e = semaphore_put(&req->svc, req->param[0], capacity,
@@ -204,7 +160,7 @@ permit_answer(struct resp *resp, int rc, struct permit_result *res, int status)
 int
 h_api_permit_acquire(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct permit_item items[PERMIT_ITEMS_MAX];
 	struct permit_result res;
 	const char *id, *owner;
@@ -215,9 +171,9 @@ h_api_permit_acquire(struct web *w, struct req *req, struct resp *resp)
 
 	(void)w;
 	memset(items, 0, sizeof(items));
-	id = need_str(&f, "external_id", ID_FIELD_MAX, 1);
-	owner = need_str(&f, "owner", PERMIT_OWNER_MAX, 1);
-	ttl = need_int(&f, "ttl_seconds", 1, PERMIT_TTL_MAX, 1, 0);
+	id = jf_str(&f, "external_id", ID_FIELD_MAX, 1);
+	owner = jf_str(&f, "owner", PERMIT_OWNER_MAX, 1);
+	ttl = jf_int(&f, "ttl_seconds", 1, PERMIT_TTL_MAX, 1, 0);
 	list = json_object_get(req->json, "semaphores");
 	n = json_array_size(list);
 	if (!f.bad &&
@@ -230,7 +186,7 @@ h_api_permit_acquire(struct web *w, struct req *req, struct resp *resp)
 	}
 	json_array_foreach(list, i, it)
 	{
-		struct fields g = {.obj = it};
+		struct jfields g = {.obj = it};
 		const char *name;
 
 		if (f.bad)
@@ -241,9 +197,9 @@ h_api_permit_acquire(struct web *w, struct req *req, struct resp *resp)
 			    "Field \"semaphores\" takes objects.");
 			break;
 		}
-		name = need_str(&g, "name", SEMAPHORE_NAME_MAX, 1);
+		name = jf_str(&g, "name", SEMAPHORE_NAME_MAX, 1);
 		items[i].count =
-		    need_int(&g, "count", 1, SEMAPHORE_CAPACITY_MAX, 0, 1);
+		    jf_int(&g, "count", 1, SEMAPHORE_CAPACITY_MAX, 0, 1);
 		if (g.bad) {
 			f = g;
 			f.obj = req->json;
@@ -260,12 +216,12 @@ h_api_permit_acquire(struct web *w, struct req *req, struct resp *resp)
 int
 h_api_permit_heartbeat(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	struct permit_result res;
 	int64_t ttl;
 
 	(void)w;
-	ttl = need_int(&f, "ttl_seconds", 1, PERMIT_TTL_MAX, 1, 0);
+	ttl = jf_int(&f, "ttl_seconds", 1, PERMIT_TTL_MAX, 1, 0);
 	if (f.bad)
 		return resp_api_error(resp, ERROR_BAD_REQUEST, f.why);
 	return permit_answer(resp,
@@ -285,14 +241,15 @@ h_api_permit_release(struct web *w, struct req *req, struct resp *resp)
 int
 h_api_webhook_create(struct web *w, struct req *req, struct resp *resp)
 {
-	struct fields f = {.obj = req->json};
+	struct jfields f = {.obj = req->json};
 	char secret[WEBHOOK_SECRET_MAX];
 	struct webhook wh;
+	json_t *body;
 	enum error_word e;
 	const char *url;
 
 	(void)w;
-	url = need_str(&f, "url", WEBHOOK_URL_MAX, 1);
+	url = jf_str(&f, "url", WEBHOOK_URL_MAX, 1);
 	if (!f.bad && !webhook_url_ok(url)) {
 		f.bad = 1;
 		snprintf(f.why, sizeof(f.why),
@@ -302,7 +259,9 @@ h_api_webhook_create(struct web *w, struct req *req, struct resp *resp)
 		return resp_api_error(resp, ERROR_BAD_REQUEST, f.why);
 	if ((e = webhook_create(&req->svc, url, secret, &wh)) != ERROR_NONE)
 		return resp_api_error(resp, e, NULL);
-	return resp_json(resp, 201,
-	    json_pack(
-		"{s:b,s:o}", "ok", 1, "webhook", webhook_json(&wh, secret)));
+	/* The answer's copy goes with the request's buffers; ours now. */
+	body = json_pack(
+	    "{s:b,s:o}", "ok", 1, "webhook", webhook_json(&wh, secret));
+	sodium_memzero(secret, sizeof(secret));
+	return resp_json(resp, 201, body);
 }

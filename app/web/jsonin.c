@@ -249,3 +249,55 @@ jsonin_time(
 	*out = t;
 	return 1;
 }
+
+static void
+jf_required(struct jfields *f, const char *key)
+{
+	f->bad = 1;
+	snprintf(f->why, sizeof(f->why), "Field \"%s\" is required.", key);
+}
+
+const char *
+jf_str(struct jfields *f, const char *key, size_t maxlen, int required)
+{
+	const char *s = NULL;
+	int rc;
+
+	if (f->bad)
+		return NULL;
+	rc = jsonin_str(f->obj, key, maxlen, &s, f->why, sizeof(f->why));
+	if (rc == -1)
+		f->bad = 1;
+	else if (rc == 0 && required)
+		jf_required(f, key);
+	return rc == 1 ? s : NULL;
+}
+
+int64_t
+jf_int(struct jfields *f, const char *key, int64_t min, int64_t max,
+    int required, int64_t def)
+{
+	int64_t v = def;
+	int rc;
+
+	if (f->bad)
+		return def;
+	rc = jsonin_int(f->obj, key, min, max, &v, f->why, sizeof(f->why));
+	if (rc == -1)
+		f->bad = 1;
+	else if (rc == 0 && required)
+		jf_required(f, key);
+	return rc == 1 ? v : def;
+}
+
+int64_t
+jf_time(struct jfields *f, const char *key)
+{
+	int64_t v = 0;
+
+	if (f->bad)
+		return 0;
+	if (jsonin_time(f->obj, key, &v, f->why, sizeof(f->why)) == -1)
+		f->bad = 1;
+	return v;
+}

@@ -32,4 +32,24 @@ int jsonin_int(json_t *obj, const char *key, int64_t min, int64_t max,
 int jsonin_time(
     json_t *obj, const char *key, int64_t *out, char *why, size_t whylen);
 
+/*
+ * A request's fields read one after another: the first error is kept in
+ * why (and bad set), and every read after it returns its default, so a
+ * handler reads all its fields and then checks bad once.
+ */
+struct jfields {
+	json_t *obj;
+	int bad;
+	char why[200];
+};
+
+/* The string, or NULL when absent (an error when required). */
+const char *jf_str(
+    struct jfields *, const char *key, size_t maxlen, int required);
+/* The integer, or def when absent (an error when required). */
+int64_t jf_int(struct jfields *, const char *key, int64_t min, int64_t max,
+    int required, int64_t def);
+/* A time (jsonin_time), or 0 when absent. */
+int64_t jf_time(struct jfields *, const char *key);
+
 #endif
