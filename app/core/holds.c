@@ -349,6 +349,7 @@ struct create {
 	int64_t ttl;
 	enum redeem_claim out;
 	int twin; /* UNIQUE(tenant_id, external_id): a twin won */
+	int again; /* the account holds a seat of the code already */
 	struct hold_row w;
 };
 
@@ -357,12 +358,26 @@ create_tx(struct db *db, void *arg)
 {
 	struct create *c = arg;
 	const struct redeem_check *chk = c->chk;
+	struct db_stmt *st;
 	int64_t fence;
 	int rc;
 
-	c->twin = 0;
+	c->twin = c->again = 0;
 	rc = redeem_take_seat(c->s, &chk->k, chk->code_id, chk->account,
 	    chk->limit, &fence, &c->out);
+	if (rc != DB_OK)
+		return rc;
+	/* One live hold per account and code (G3 allows it one redemption
+	 * there, so a second hold could only lock others out). The seat
+	 * just taken locks the code's row: two holds of one account on one
+	 * code are judged one after the other. */
+	rc = db_query(db, STMT_HOLD_LIVE_OF_ACCOUNT, &st, "iti", chk->k.id,
+	    chk->account, chk->code_id);
+	if (rc == DB_ROW) {
+		db_reset(st);
+		c->again = 1;
+		return DB_ROLLBACK;
+	}
 	if (rc != DB_OK)
 		return rc;
 	rc = db_exec(db, STMT_HOLD_INSERT, NULL, "itiitii", c->s->tenant_id,
@@ -430,6 +445,10 @@ hold_create(struct svc *s, const char *code, const char *account_in,
 		if ((rc = replay(s, xid, chk.norm, chk.account, res)) != 0)
 			return rc < 0 ? -1 : 0;
 		return unavailable(&res->error);
+	}
+	if (c.again) {
+		res->error = ERROR_CONFLICT; /* it holds a seat there already */
+		return 0;
 	}
 	if (rc == DB_ROLLBACK) {
 		rc = redeem_explain(s, &chk, c.out, &rr);

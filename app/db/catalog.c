@@ -343,6 +343,12 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "account, state, fencing_token, expires_at, created_at) "
 	    "VALUES (?, ?, ?, ?, ?, 'held', ?, UNIX_TIMESTAMP() + ?, "
 	    "UNIX_TIMESTAMP())"},
+	/* Under the code's row lock (the seat was just taken): another live
+	 * hold of the account on the code. holds_campaign_account. */
+	S(STMT_HOLD_LIVE_OF_ACCOUNT)
+	    "SELECT id FROM holds WHERE campaign_id = ? AND account = ? AND "
+	    "state = 'held' AND code_id = ? AND expires_at > UNIX_TIMESTAMP() "
+	    "LIMIT 1"},
 	S(STMT_HOLD_GET)
 	    "SELECT " HOLD_COLUMNS HOLD_FROM
 	    "WHERE h.tenant_id = ? AND h.external_id = ?"},

@@ -74,6 +74,7 @@ enum stmt_id {
 	/* holds and permits */
 	STMT_HOLD_CLAIM,
 	STMT_HOLD_INSERT,
+	STMT_HOLD_LIVE_OF_ACCOUNT,
 	STMT_HOLD_GET,
 	STMT_HOLD_BY_ID,
 	STMT_HOLD_CONFIRM,

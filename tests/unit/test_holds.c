@@ -243,6 +243,34 @@ START_TEST(test_holds_create_after_redemption_conflict)
 }
 END_TEST
 
+/* One live hold per account and code: a second one under another
+ * external_id would lock a seat out for nothing (G3 gives the account
+ * one redemption there). Another code, or after the first ended or
+ * lapsed, is fine. */
+START_TEST(test_holds_create_second_of_account_conflict)
+{
+	struct hold_result h;
+	char codes[2][96];
+
+	fx_campaign("k", 0, 0, 0);
+	fx_codes("k", 2, 5, codes);
+	hold_ok(codes[0], "a@x", "h-1", &h);
+	ck_assert_int_eq(hold_word(codes[0], "A@x", "h-2"), ERROR_CONFLICT);
+	fx_assert_code(codes[0], "active", 1);
+	hold_ok(codes[1], "a@x", "h-3", &h);
+	hold_ok(codes[0], "b@x", "h-4", &h);
+	ck_assert_int_eq(release_state("h-1"), HOLD_RELEASED);
+	hold_ok(codes[0], "a@x", "h-5", &h);
+	lapse("h-5");
+	hold_ok(codes[0], "a@x", "h-6", &h);
+	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM holds"), 5);
+	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM holds WHERE "
+				  "external_id = 'h-2'"),
+	    0);
+	fx_verify_clean();
+}
+END_TEST
+
 START_TEST(test_holds_create_refusals)
 {
 	struct campaign k;
@@ -1260,6 +1288,7 @@ suite_holds(void)
 	tcase_add_test(tc, test_holds_create_replay_same_hold);
 	tcase_add_test(tc, test_holds_create_conflict);
 	tcase_add_test(tc, test_holds_create_after_redemption_conflict);
+	tcase_add_test(tc, test_holds_create_second_of_account_conflict);
 	tcase_add_test(tc, test_holds_create_refusals);
 	tcase_add_test(tc, test_holds_create_bad_request);
 	tcase_add_test(tc, test_holds_create_rate_limited);
