@@ -1,15 +1,20 @@
 #!/bin/bash
-# End to end: real nginx and FastCGI workers (nginx/serve.sh) on a loopback
-# port, driven by the API and page tests, then stopped; nothing of the run
-# may be left running, and the workers' log must hold no sanitizer report.
+# End to end: real nginx, FastCGI workers and the sweeper (nginx/serve.sh)
+# on a loopback port, driven by the API, leases (holds, permits, webhooks)
+# and page tests, then stopped; nothing of the run may be left running, and
+# the workers' and the sweeper's logs must hold no sanitizer report.
 #
 # Usage: tests/e2e/run.sh BIN DSN
 #   BIN  the directory holding redeem-fcgi and redeemctl (build, build/asan)
 #   DSN  "sqlite" (a fresh database in a temp dir) or a mysql:// DSN, whose
 #        database is dropped and created again first
 # Environment: REDEEM_ARTEFACTS (default build/test-artefacts) gets the page
-# screenshot; E2E_ONLY=word,... runs only the API checks whose name has a
-# word; E2E_KEEP=1 keeps the temp dir; E2E_SERVE overrides nginx/serve.sh.
+# screenshot; E2E_ONLY=word,... runs only the API and leases checks whose
+# name has a word; E2E_KEEP=1 keeps the temp dir; E2E_SERVE overrides
+# nginx/serve.sh. The sweeper runs its release_leaked and deliver jobs every
+# second (REDEEM_SWEEP_RELEASE_LEAKED, REDEEM_SWEEP_DELIVER, unless set) and
+# may deliver webhooks to loopback (REDEEM_WEBHOOK_ALLOW_PRIVATE=1), for the
+# leases test's receiver.
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -140,7 +145,7 @@ trap 'echo "e2e: interrupted" >&2; exit 130' INT TERM
 show_logs() {
 	local f
 	for f in "$tmp/serve.out" "$var/log/worker.log" \
-		"$var/log/nginx-error.log"; do
+		"$var/log/sweep.log" "$var/log/nginx-error.log"; do
 		[ -s "$f" ] || continue
 		echo "--- tail of $f"
 		tail -n 25 "$f" | cut -c1-300 | sed 's/^/  | /'
@@ -176,6 +181,11 @@ base="http://127.0.0.1:$port"
 
 echo "== e2e on $tag: $base, state in $var"
 t0=$(date +%s)
+# The sweeper's: leaked holds and permits and webhook deliveries within a
+# second or two, and webhooks to the test's receiver on 127.0.0.1.
+export REDEEM_SWEEP_RELEASE_LEAKED=${REDEEM_SWEEP_RELEASE_LEAKED:-1}
+export REDEEM_SWEEP_DELIVER=${REDEEM_SWEEP_DELIVER:-1}
+export REDEEM_WEBHOOK_ALLOW_PRIVATE=1
 REDEEM_DB=$db REDEEM_PORT=$port REDEEM_VAR=$var REDEEM_BIN=$bin \
 	REDEEM_WORKERS=$workers setsid "$serve" >"$tmp/serve.out" 2>&1 </dev/null &
 serve_pid=$!
@@ -226,6 +236,7 @@ export E2E_OTHER_ADMIN_KEY=${other_key:-} E2E_WORKERS=$workers
 run_test() {
 	local out=$1 rc
 	shift
+	: >"$out" # before tail looks for it, which may be before the child runs
 	python3 -u "$@" >"$out" 2>&1 </dev/null &
 	child=$!
 	tail -s 0.2 -n +1 -f --pid="$child" "$out" &
@@ -249,6 +260,13 @@ run_test "$tmp/api.out" tests/e2e/api_test.py "$base/" || api_rc=$?
 tally "$tmp/api.out"
 if [ "$api_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/api.out"; then
 	bad "api_test.py exited $api_rc"
+fi
+
+leases_rc=0
+run_test "$tmp/leases.out" tests/e2e/leases_test.py "$base/" || leases_rc=$?
+tally "$tmp/leases.out"
+if [ "$leases_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/leases.out"; then
+	bad "leases_test.py exited $leases_rc"
 fi
 
 mkdir -p "$artefacts"
@@ -281,16 +299,18 @@ else
 fi
 serve_pid=
 
-# Sanitizers report to the workers' stderr.
-if [ ! -f "$var/log/worker.log" ]; then
-	bad "no $var/log/worker.log"
-elif grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$var/log/worker.log"; then
-	bad "sanitizer report in worker.log:"
-	grep -E -A12 'AddressSanitizer|runtime error|LeakSanitizer' \
-		"$var/log/worker.log" | head -60 | sed 's/^/  | /'
-else
-	ok "no sanitizer report in worker.log"
-fi
+# Sanitizers report to the workers' and the sweeper's stderr.
+for log in worker.log sweep.log; do
+	if [ ! -f "$var/log/$log" ]; then
+		bad "no $var/log/$log"
+	elif grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$var/log/$log"; then
+		bad "sanitizer report in $log:"
+		grep -E -A12 'AddressSanitizer|runtime error|LeakSanitizer' \
+			"$var/log/$log" | head -60 | sed 's/^/  | /'
+	else
+		ok "no sanitizer report in $log"
+	fi
+done
 
 if [ "$fail" -ne 0 ]; then
 	show_logs
