@@ -6,22 +6,6 @@
 #include "../lib/str.h"
 #include "svc.h"
 
-static int64_t
-env_i64(const char *name, int64_t def, int64_t min, int64_t max)
-{
-	const char *e = getenv(name);
-	int64_t v;
-
-	if (e == NULL || *e == '\0')
-		return def;
-	if (str_to_i64(e, min, max, &v) == -1) {
-		log_warn("%s=%s is not a number in [%lld, %lld]; using %lld",
-		    name, e, (long long)min, (long long)max, (long long)def);
-		return def;
-	}
-	return v;
-}
-
 void
 svc_config_defaults(struct svc_config *c)
 {

@@ -58,12 +58,7 @@ sweep_job_parse(const char *s, enum sweep_job *out)
 int64_t
 sweep_job_interval(enum sweep_job j)
 {
-	const char *s = getenv(jobs[j].env);
-	int64_t v;
-
-	if (s != NULL && str_to_i64(s, 1, 86400 * 7, &v) == 0)
-		return v;
-	return jobs[j].interval;
+	return env_i64(jobs[j].env, jobs[j].interval, 1, 86400 * 7);
 }
 
 void
@@ -78,12 +73,7 @@ sweep_holder(char *out, size_t len)
 int64_t
 sweep_lease_seconds(void)
 {
-	const char *s = getenv("REDEEM_SWEEP_LEASE");
-	int64_t v;
-
-	if (s != NULL && str_to_i64(s, 1, 3600, &v) == 0)
-		return v;
-	return SWEEP_LEASE_SECONDS;
+	return env_i64("REDEEM_SWEEP_LEASE", SWEEP_LEASE_SECONDS, 1, 3600);
 }
 
 /* One run of one job: what each batch needs to renew the lease. */

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "log.h"
 #include "str.h"
 
 int
@@ -176,4 +177,20 @@ str_hex(const unsigned char *p, size_t n, char *out)
 		out[2 * i + 1] = hx[p[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+int64_t
+env_i64(const char *name, int64_t def, int64_t min, int64_t max)
+{
+	const char *e = getenv(name);
+	int64_t v;
+
+	if (e == NULL || *e == '\0')
+		return def;
+	if (str_to_i64(e, min, max, &v) == -1) {
+		log_warn("%s=%s is not a number in [%lld, %lld]; using %lld",
+		    name, e, (long long)min, (long long)max, (long long)def);
+		return def;
+	}
+	return v;
 }

@@ -9,6 +9,10 @@
 int str_copy(char *dst, const char *src, size_t dstsz);
 /* Parses a whole decimal integer in [min, max]; -1 on anything else. */
 int str_to_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+/* The environment variable name as an integer in [min, max]; def when it
+ * is unset or empty, and (with a warning in the log) when it is not such
+ * a number. */
+int64_t env_i64(const char *name, int64_t def, int64_t min, int64_t max);
 /* 1 when s[0..len) is valid UTF-8 without NUL or C0 controls (but tab). */
 int str_utf8_ok(const char *s, size_t len);
 /* The same, also allowing CR and LF when newlines is 1 (a textarea). */
