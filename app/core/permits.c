@@ -827,62 +827,17 @@ permit_release_stale(struct db *db, int64_t max_age, int batch, int64_t *done)
 	return sweep(db, max_age, batch, done);
 }
 
-struct cleanup {
-	int64_t age;
-	int batch;
-	int64_t *ids;
-	int64_t done;
-};
-
-static int
-cleanup_tx(struct db *db, void *arg)
-{
-	struct cleanup *c = arg;
-	struct db_stmt *st;
-	int64_t n = 0, i;
-	int rc;
-
-	c->done = 0;
-	rc = db_query(
-	    db, STMT_PERMIT_ENDED_OLD, &st, "ii", c->age, (int64_t)c->batch);
-	while (rc == DB_ROW) {
-		if (n < c->batch)
-			c->ids[n++] = db_col_i64(st, 0);
-		rc = db_step(st);
-	}
-	if (st != NULL)
-		db_reset(st);
-	for (i = 0; rc == DB_OK && i < n; i++) {
-		rc =
-		    db_exec(db, STMT_PERMIT_ITEMS_DELETE, NULL, "i", c->ids[i]);
-		if (rc == DB_OK)
-			rc = db_exec(
-			    db, STMT_PERMIT_DELETE, NULL, "i", c->ids[i]);
-	}
-	if (rc == DB_OK)
-		c->done = n;
-	return rc;
-}
-
 int
 permit_cleanup(struct db *db, int64_t age, int batch, int64_t *done)
 {
-	struct cleanup c;
-	int rc;
+	static const enum stmt_id del[] = {
+	    STMT_PERMIT_ITEMS_DELETE, STMT_PERMIT_DELETE};
 
 	*done = 0;
 	if (age < 0 || batch < 1 || batch > PERMIT_EXPIRE_MAX)
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.age = age;
-	c.batch = batch;
-	if ((c.ids = calloc((size_t)batch, sizeof(*c.ids))) == NULL) {
-		log_err("permit cleanup: out of memory");
+	if (db_purge(db, STMT_PERMIT_ENDED_OLD, age, batch, del, NELEM(del),
+		done) != DB_OK)
 		return -1;
-	}
-	rc = db_transact(db, DB_TX_WRITE, cleanup_tx, &c);
-	if (rc == DB_OK)
-		*done = c.done;
-	free(c.ids);
-	return rc == DB_OK ? 0 : -1;
+	return 0;
 }

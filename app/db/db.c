@@ -362,6 +362,56 @@ db_transact(struct db *db, enum db_tx kind, db_tx_fn fn, void *arg)
 	}
 }
 
+struct purge {
+	enum stmt_id pick;
+	const enum stmt_id *del;
+	int ndel, limit;
+	int64_t age, *ids, done;
+};
+
+static int
+purge_tx(struct db *db, void *arg)
+{
+	struct purge *p = arg;
+	struct db_stmt *st;
+	int64_t n = 0, i;
+	int rc, k;
+
+	p->done = 0;
+	rc = db_query(db, p->pick, &st, "ii", p->age, (int64_t)p->limit);
+	while (rc == DB_ROW) {
+		if (n < p->limit)
+			p->ids[n++] = db_col_i64(st, 0);
+		rc = db_step(st);
+	}
+	if (st != NULL)
+		db_reset(st);
+	for (i = 0; rc == DB_OK && i < n; i++)
+		for (k = 0; rc == DB_OK && k < p->ndel; k++)
+			rc = db_exec(db, p->del[k], NULL, "i", p->ids[i]);
+	if (rc == DB_OK)
+		p->done = n;
+	return rc;
+}
+
+int
+db_purge(struct db *db, enum stmt_id pick, int64_t age, int limit,
+    const enum stmt_id *del, int ndel, int64_t *done)
+{
+	struct purge p = {pick, del, ndel, limit, age, NULL, 0};
+	int rc;
+
+	*done = 0;
+	if (limit < 1 ||
+	    (p.ids = calloc((size_t)limit, sizeof(*p.ids))) == NULL)
+		return DB_EFAIL;
+	rc = db_transact(db, DB_TX_WRITE, purge_tx, &p);
+	if (rc == DB_OK)
+		*done = p.done;
+	free(p.ids);
+	return rc;
+}
+
 int64_t
 db_retries(const struct db *db)
 {

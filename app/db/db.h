@@ -111,6 +111,15 @@ int db_exec(struct db *, enum stmt_id, int64_t *changes, const char *fmt, ...);
 int db_query(
     struct db *, enum stmt_id, struct db_stmt **out, const char *fmt, ...);
 
+/*
+ * Deletes a batch in one write transaction: the ids that the query pick
+ * gives for (age, limit), then for each id every statement of del in
+ * order, each with the id as its one parameter. *done: how many ids.
+ * Returns DB_OK or a DB_E* code.
+ */
+int db_purge(struct db *, enum stmt_id pick, int64_t age, int limit,
+    const enum stmt_id *del, int ndel, int64_t *done);
+
 /* Runs a script of several statements (migrations only). */
 int db_exec_script(struct db *, const char *sql);
 
