@@ -45,16 +45,12 @@ admin_role_name(enum admin_role r)
 int
 admin_role_parse(const char *s, enum admin_role *out)
 {
-	int i;
+	int i = str_index(s, role_names, ADMIN__MAX);
 
-	if (s == NULL)
+	if (i < 0)
 		return -1;
-	for (i = 0; i < ADMIN__MAX; i++)
-		if (strcmp(s, role_names[i]) == 0) {
-			*out = (enum admin_role)i;
-			return 0;
-		}
-	return -1;
+	*out = (enum admin_role)i;
+	return 0;
 }
 
 /* The canonical account form, and something@something without spaces. */

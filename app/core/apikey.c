@@ -41,16 +41,12 @@ apikey_scope_name(enum apikey_scope s)
 int
 apikey_scope_parse(const char *s, enum apikey_scope *out)
 {
-	int i;
+	int i = str_index(s, scope_names, APIKEY__MAX);
 
-	if (s == NULL)
+	if (i < 0)
 		return -1;
-	for (i = 0; i < APIKEY__MAX; i++)
-		if (strcmp(s, scope_names[i]) == 0) {
-			*out = (enum apikey_scope)i;
-			return 0;
-		}
-	return -1;
+	*out = (enum apikey_scope)i;
+	return 0;
 }
 
 static void

@@ -20,14 +20,12 @@ campaign_kind_name(enum campaign_kind k)
 int
 campaign_kind_parse(const char *s, enum campaign_kind *out)
 {
-	int i;
+	int i = str_index(s, kind_names, CAMPAIGN__MAX);
 
-	for (i = 0; i < CAMPAIGN__MAX; i++)
-		if (strcmp(s, kind_names[i]) == 0) {
-			*out = (enum campaign_kind)i;
-			return 0;
-		}
-	return -1;
+	if (i < 0)
+		return -1;
+	*out = (enum campaign_kind)i;
+	return 0;
 }
 
 int

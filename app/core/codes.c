@@ -460,14 +460,12 @@ static const char *const filter_names[CODES__MAX] = {
 int
 codes_filter_parse(const char *s, enum codes_filter *out)
 {
-	int i;
+	int i = str_index(s, filter_names, CODES__MAX);
 
-	for (i = 0; i < CODES__MAX; i++)
-		if (strcmp(s, filter_names[i]) == 0) {
-			*out = (enum codes_filter)i;
-			return 0;
-		}
-	return -1;
+	if (i < 0)
+		return -1;
+	*out = (enum codes_filter)i;
+	return 0;
 }
 
 /* CODE_COLUMNS of the catalog. */

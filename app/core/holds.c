@@ -71,29 +71,15 @@ hold_state_name(enum hold_state st)
 static enum hold_state
 state_parse(const char *t)
 {
-	int i;
+	int i = str_index(t, state_names, HOLD__MAX);
 
-	for (i = 0; t != NULL && i < HOLD__MAX; i++)
-		if (strcmp(t, state_names[i]) == 0)
-			return (enum hold_state)i;
-	return HOLD_EXPIRED;
+	return i < 0 ? HOLD_EXPIRED : (enum hold_state)i;
 }
 
 int
 hold_external_id_ok(const char *s)
 {
-	size_t i, n;
-
-	if (s == NULL || (n = strlen(s)) == 0 || n > HOLD_ID_MAX)
-		return 0;
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') || strchr("._~:@-", c) != NULL))
-			return 0;
-	}
-	return 1;
+	return str_token_ok(s, HOLD_ID_MAX);
 }
 
 static void

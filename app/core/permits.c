@@ -53,12 +53,9 @@ permit_state_name(enum permit_state st)
 static enum permit_state
 state_parse(const char *t)
 {
-	int i;
+	int i = str_index(t, state_names, PERMIT__MAX);
 
-	for (i = 0; t != NULL && i < PERMIT__MAX; i++)
-		if (strcmp(t, state_names[i]) == 0)
-			return (enum permit_state)i;
-	return PERMIT_EXPIRED;
+	return i < 0 ? PERMIT_EXPIRED : (enum permit_state)i;
 }
 
 int
@@ -70,18 +67,7 @@ semaphore_name_ok(const char *s)
 int
 permit_external_id_ok(const char *s)
 {
-	size_t i, n;
-
-	if (s == NULL || (n = strlen(s)) == 0 || n > PERMIT_ID_MAX)
-		return 0;
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') || strchr("._~:@-", c) != NULL))
-			return 0;
-	}
-	return 1;
+	return str_token_ok(s, PERMIT_ID_MAX);
 }
 
 static int

@@ -48,16 +48,12 @@ delivery_state_name(enum delivery_state s)
 int
 delivery_state_parse(const char *s, enum delivery_state *out)
 {
-	int i;
+	int i = str_index(s, state_names, DELIVERY__MAX);
 
-	if (s == NULL)
+	if (i < 0)
 		return -1;
-	for (i = 0; i < DELIVERY__MAX; i++)
-		if (strcmp(s, state_names[i]) == 0) {
-			*out = (enum delivery_state)i;
-			return 0;
-		}
-	return -1;
+	*out = (enum delivery_state)i;
+	return 0;
 }
 
 void

@@ -194,3 +194,31 @@ env_i64(const char *name, int64_t def, int64_t min, int64_t max)
 	}
 	return v;
 }
+
+int
+str_index(const char *s, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; s != NULL && i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int
+str_token_ok(const char *s, size_t max)
+{
+	size_t i, n;
+
+	if (s == NULL || (n = strlen(s)) == 0 || n > max)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(c >= '0' && c <= '9') || strchr("._~:@-", c) != NULL))
+			return 0;
+	}
+	return 1;
+}

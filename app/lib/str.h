@@ -13,6 +13,11 @@ int str_to_i64(const char *s, int64_t min, int64_t max, int64_t *out);
  * is unset or empty, and (with a warning in the log) when it is not such
  * a number. */
 int64_t env_i64(const char *name, int64_t def, int64_t min, int64_t max);
+/* The index of s among names[0..n), or -1 (also for NULL). */
+int str_index(const char *s, const char *const *names, int n);
+/* 1 when s is 1..max bytes of [A-Za-z0-9._~:@-]: an id a client chose,
+ * safe in a URL path as it is. */
+int str_token_ok(const char *s, size_t max);
 /* 1 when s[0..len) is valid UTF-8 without NUL or C0 controls (but tab). */
 int str_utf8_ok(const char *s, size_t len);
 /* The same, also allowing CR and LF when newlines is 1 (a textarea). */

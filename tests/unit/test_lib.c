@@ -538,6 +538,40 @@ START_TEST(test_lib_buf_printf)
 }
 END_TEST
 
+START_TEST(test_lib_str_index_token_env)
+{
+	static const char *const names[] = {"a", "bb", "c"};
+	char big[130];
+
+	ck_assert_int_eq(str_index("bb", names, 3), 1);
+	ck_assert_int_eq(str_index("c", names, 2), -1);
+	ck_assert_int_eq(str_index("", names, 3), -1);
+	ck_assert_int_eq(str_index(NULL, names, 3), -1);
+	ck_assert_int_eq(str_token_ok("Az09._~:@-", 10), 1);
+	ck_assert_int_eq(str_token_ok("Az09._~:@-", 9), 0);
+	ck_assert_int_eq(str_token_ok("", 9), 0);
+	ck_assert_int_eq(str_token_ok(NULL, 9), 0);
+	ck_assert_int_eq(str_token_ok("a/b", 9), 0);
+	ck_assert_int_eq(str_token_ok("a b", 9), 0);
+	ck_assert_int_eq(str_token_ok("\xc3\xa9", 9), 0);
+	memset(big, 'x', 128);
+	big[128] = '\0';
+	ck_assert_int_eq(str_token_ok(big, 128), 1);
+	ck_assert_int_eq(str_token_ok(big, 127), 0);
+	unsetenv("REDEEM_TEST_ENV");
+	ck_assert_int_eq(env_i64("REDEEM_TEST_ENV", 7, 1, 10), 7);
+	setenv("REDEEM_TEST_ENV", "9", 1);
+	ck_assert_int_eq(env_i64("REDEEM_TEST_ENV", 7, 1, 10), 9);
+	setenv("REDEEM_TEST_ENV", "11", 1);
+	ck_assert_int_eq(env_i64("REDEEM_TEST_ENV", 7, 1, 10), 7);
+	setenv("REDEEM_TEST_ENV", "9x", 1);
+	ck_assert_int_eq(env_i64("REDEEM_TEST_ENV", 7, 1, 10), 7);
+	setenv("REDEEM_TEST_ENV", "", 1);
+	ck_assert_int_eq(env_i64("REDEEM_TEST_ENV", 7, 1, 10), 7);
+	unsetenv("REDEEM_TEST_ENV");
+}
+END_TEST
+
 Suite *
 suite_lib(void)
 {
@@ -563,6 +597,7 @@ suite_lib(void)
 	tcase_add_test(tc, test_lib_buf_binary);
 	tcase_add_test(tc, test_lib_buf_max_sets_err_sticky);
 	tcase_add_test(tc, test_lib_buf_printf);
+	tcase_add_test(tc, test_lib_str_index_token_env);
 	suite_add_tcase(s, tc);
 	return s;
 }
