@@ -213,3 +213,28 @@ fx_verify_clean(void)
 	ck_assert_int_eq(verify_run(fx.db, &rep, fx_verify_line, NULL), 0);
 	ck_assert_int_eq(rep.total, 0);
 }
+
+void
+fx_verify_only(int check, int64_t n)
+{
+	struct verify_report rep;
+	int i;
+
+	ck_assert_int_eq(verify_run(fx.db, &rep, NULL, NULL), 0);
+	for (i = 0; i < VERIFY__MAX; i++)
+		ck_assert_msg(rep.violations[i] == (i == check ? n : 0),
+		    "%s: %lld violations", verify_check_name(i),
+		    (long long)rep.violations[i]);
+}
+
+void
+fx_lapse(const char *table, const char *xid)
+{
+	char sql[384];
+
+	snprintf(sql, sizeof(sql),
+	    "UPDATE %s SET expires_at = UNIX_TIMESTAMP() - 60 "
+	    "WHERE external_id = '%s'",
+	    table, xid);
+	fx_sql(sql);
+}

@@ -47,6 +47,12 @@ int64_t fx_count(const char *select);
 void fx_assert_code(const char *code, const char *state, int64_t uses);
 /* Asserts that verify finds nothing. */
 void fx_verify_clean(void);
+/* Asserts that verify finds n violations of check (enum verify_check)
+ * and none of any other. */
+void fx_verify_only(int check, int64_t n);
+/* Puts the hold or permit (table "holds" or "permits") with external_id
+ * xid a minute past its expires_at, by the database clock. */
+void fx_lapse(const char *table, const char *xid);
 
 /* Suites, one per module. */
 Suite *suite_lib(void);

@@ -72,18 +72,6 @@ release_state(const char *xid)
 }
 
 /* The hold is lost: its expires_at a minute in the past. */
-static void
-lapse(const char *xid)
-{
-	char sql[256];
-
-	snprintf(sql, sizeof(sql),
-	    "UPDATE holds SET expires_at = UNIX_TIMESTAMP() - 60 "
-	    "WHERE external_id = '%s'",
-	    xid);
-	fx_sql(sql);
-}
-
 static int64_t
 events_of(const char *type)
 {
@@ -101,20 +89,6 @@ budget_used(const char *campaign)
 
 	ck_assert_int_eq(campaign_get(&fx.svc, campaign, &k), ERROR_NONE);
 	return k.redeemed;
-}
-
-/* Runs verify; check c must show n violations and every other none. */
-static void
-expect_only(enum verify_check c, int64_t n)
-{
-	struct verify_report rep;
-	int i;
-
-	ck_assert_int_eq(verify_run(fx.db, &rep, NULL, NULL), 0);
-	for (i = 0; i < VERIFY__MAX; i++)
-		ck_assert_msg(rep.violations[i] == (i == (int)c ? n : 0),
-		    "%s: %lld violations", verify_check_name(i),
-		    (long long)rep.violations[i]);
 }
 
 START_TEST(test_holds_create_takes_seat)
@@ -261,7 +235,7 @@ START_TEST(test_holds_create_second_of_account_conflict)
 	hold_ok(codes[0], "b@x", "h-4", &h);
 	ck_assert_int_eq(release_state("h-1"), HOLD_RELEASED);
 	hold_ok(codes[0], "a@x", "h-5", &h);
-	lapse("h-5");
+	fx_lapse("holds", "h-5");
 	hold_ok(codes[0], "a@x", "h-6", &h);
 	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM holds"), 5);
 	ck_assert_int_eq(fx_count("SELECT COUNT(*) FROM holds WHERE "
@@ -553,7 +527,7 @@ START_TEST(test_holds_confirm_expired_by_db_clock)
 	fx_codes("k", 1, 1, codes);
 	hold_ok(codes[0], "a@x", "h-1", &h);
 	fx_assert_code(codes[0], "exhausted", 1);
-	lapse("h-1");
+	fx_lapse("holds", "h-1");
 	/* Read back, a lost hold says so before any sweep. */
 	ck_assert_int_eq(hold_get(&fx.svc, "h-1", &h), 0);
 	ck_assert_int_eq(h.h.state, HOLD_EXPIRED);
@@ -671,7 +645,7 @@ START_TEST(test_holds_seat_return_keeps_revoked_expired)
 	fx_sql(sql);
 	ck_assert_int_eq(release_state("h-1"), HOLD_RELEASED);
 	fx_assert_code(codes[0], "revoked", 0);
-	lapse("h-2");
+	fx_lapse("holds", "h-2");
 	ck_assert_int_eq(release_state("h-2"), HOLD_EXPIRED);
 	fx_assert_code(codes[1], "expired", 0);
 	ck_assert_int_eq(release_state("h-3"), HOLD_RELEASED);
@@ -764,7 +738,7 @@ START_TEST(test_holds_expire_due_batches)
 	ck_assert_int_eq(release_state("h-1"), HOLD_RELEASED);
 	for (i = 0; i < 7; i++) { /* h-7 stays live */
 		snprintf(xid, sizeof(xid), "h-%d", i);
-		lapse(xid);
+		fx_lapse("holds", xid);
 	}
 	ck_assert_int_eq(hold_expire_due(fx.db, 0, &done), -1);
 	ck_assert_int_eq(
@@ -811,7 +785,7 @@ START_TEST(test_holds_expired_event_payload)
 	fx_campaign("k", 0, 0, 0);
 	fx_codes("k", 1, 2, codes);
 	hold_ok(codes[0], "a@x", "h-1", &h);
-	lapse("h-1");
+	fx_lapse("holds", "h-1");
 	ck_assert_int_eq(hold_expire_due(fx.db, 10, &done), 0);
 	ck_assert_int_eq(done, 1);
 	ck_assert_int_eq(
@@ -897,7 +871,7 @@ START_TEST(test_holds_verify_catches_g2)
 	/* A hold that ends without giving its seat back. */
 	fx_sql("UPDATE holds SET state = 'released' WHERE external_id = "
 	       "'h-1'");
-	expect_only(VERIFY_G2_CONSERVATION, 1);
+	fx_verify_only(VERIFY_G2_CONSERVATION, 1);
 }
 END_TEST
 
@@ -911,10 +885,10 @@ START_TEST(test_holds_verify_catches_g4)
 	hold_ok(codes[0], "a@x", "h-1", &h);
 	fx_verify_clean();
 	fx_sql("UPDATE campaigns SET redeemed = 0 WHERE name = 'k'");
-	expect_only(VERIFY_G4_BUDGET, 1);
+	fx_verify_only(VERIFY_G4_BUDGET, 1);
 	fx_sql("UPDATE campaigns SET redeemed = 1 WHERE name = 'k'");
 	fx_sql("UPDATE campaign_accounts SET n = 0");
-	expect_only(VERIFY_G4_ACCOUNT_LIMIT, 1);
+	fx_verify_only(VERIFY_G4_ACCOUNT_LIMIT, 1);
 }
 END_TEST
 
@@ -931,17 +905,17 @@ START_TEST(test_holds_verify_catches_g6)
 	fx_verify_clean();
 	/* A token handed out twice. */
 	fx_sql("UPDATE holds SET fencing_token = 1 WHERE external_id = 'h-2'");
-	expect_only(VERIFY_G6_FENCING, 1);
+	fx_verify_only(VERIFY_G6_FENCING, 1);
 	fx_sql("UPDATE holds SET fencing_token = 2 WHERE external_id = 'h-2'");
 	fx_verify_clean();
 	/* The counter behind a token. */
 	fx_sql("UPDATE codes SET fence = 2");
-	expect_only(VERIFY_G6_FENCING, 1);
+	fx_verify_only(VERIFY_G6_FENCING, 1);
 	fx_sql("UPDATE codes SET fence = 3");
 	/* A later token granted earlier. */
 	fx_sql("UPDATE holds SET created_at = created_at - 100 WHERE "
 	       "external_id = 'h-3'");
-	expect_only(VERIFY_G6_FENCING, 1);
+	fx_verify_only(VERIFY_G6_FENCING, 1);
 }
 END_TEST
 

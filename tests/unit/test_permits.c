@@ -82,31 +82,6 @@ release_state(const char *xid)
 	return res.p.state;
 }
 
-static void
-lapse(const char *xid)
-{
-	char sql[256];
-
-	snprintf(sql, sizeof(sql),
-	    "UPDATE permits SET expires_at = UNIX_TIMESTAMP() - 60 "
-	    "WHERE external_id = '%s'",
-	    xid);
-	fx_sql(sql);
-}
-
-static void
-expect_only(enum verify_check c, int64_t n)
-{
-	struct verify_report rep;
-	int i;
-
-	ck_assert_int_eq(verify_run(fx.db, &rep, NULL, NULL), 0);
-	for (i = 0; i < VERIFY__MAX; i++)
-		ck_assert_msg(rep.violations[i] == (i == (int)c ? n : 0),
-		    "%s: %lld violations", verify_check_name(i),
-		    (long long)rep.violations[i]);
-}
-
 struct hist {
 	int n;
 	char who[4][32];
@@ -408,7 +383,7 @@ START_TEST(test_permits_heartbeat)
 	ck_assert_int_eq(permit_heartbeat(&fx.svc, "p-9", 60, &h), 0);
 	ck_assert_int_eq(h.error, ERROR_NOT_FOUND);
 	/* A lease past its expires_at is lost, swept or not. */
-	lapse("p-1");
+	fx_lapse("permits", "p-1");
 	ck_assert_int_eq(permit_get(&fx.svc, "p-1", &h), 0);
 	ck_assert_int_eq(h.p.state, PERMIT_EXPIRED);
 	ck_assert_int_eq(sem_get("A").leaked, 1);
@@ -440,8 +415,8 @@ START_TEST(test_permits_release_after_expiry)
 	sem("A", 2);
 	acquire_ok("p-1", "A:1", &a);
 	acquire_ok("p-2", "A:1", &a);
-	lapse("p-1");
-	lapse("p-2");
+	fx_lapse("permits", "p-1");
+	fx_lapse("permits", "p-2");
 	ck_assert_int_eq(release_state("p-1"), PERMIT_EXPIRED);
 	ck_assert_int_eq(sem_get("A").in_use, 1);
 	ck_assert_int_eq(release_state("p-1"), PERMIT_EXPIRED);
@@ -497,7 +472,7 @@ START_TEST(test_permits_expire_due_batches)
 	ck_assert_int_eq(release_state("p-0"), PERMIT_RELEASED);
 	for (i = 0; i < 6; i++) { /* p-6 stays live */
 		snprintf(xid, sizeof(xid), "p-%d", i);
-		lapse(xid);
+		fx_lapse("permits", xid);
 	}
 	ck_assert_int_eq(sem_get("A").leaked, 5);
 	ck_assert_int_eq(sem_get("B").leaked, 3);
@@ -571,7 +546,7 @@ START_TEST(test_permits_cleanup)
 	acquire_ok("p-2", "A:1", &a);
 	acquire_ok("p-3", "A:1", &a);
 	ck_assert_int_eq(release_state("p-1"), PERMIT_RELEASED);
-	lapse("p-2");
+	fx_lapse("permits", "p-2");
 	ck_assert_int_eq(permit_expire_due(fx.db, 10, &done), 0);
 	ck_assert_int_eq(done, 1);
 	ck_assert_int_eq(permit_cleanup(fx.db, 3600, 10, &done), 0);
@@ -667,14 +642,14 @@ START_TEST(test_permits_verify_catches_g5)
 	acquire_ok("p-1", "A:2", &a);
 	fx_verify_clean();
 	fx_sql("UPDATE semaphores SET in_use = 1");
-	expect_only(VERIFY_G5_CAPACITY, 1);
+	fx_verify_only(VERIFY_G5_CAPACITY, 1);
 	fx_sql("UPDATE semaphores SET in_use = 2");
 	fx_sql("UPDATE permits SET state = 'released'");
-	expect_only(VERIFY_G5_CAPACITY, 1);
+	fx_verify_only(VERIFY_G5_CAPACITY, 1);
 	fx_sql("UPDATE permits SET state = 'acquired'");
 	fx_verify_clean();
 	fx_sql("UPDATE permit_items SET in_use_after = 4");
-	expect_only(VERIFY_G5_GRANTS, 1);
+	fx_verify_only(VERIFY_G5_GRANTS, 1);
 }
 END_TEST
 
@@ -689,16 +664,16 @@ START_TEST(test_permits_verify_catches_g6)
 	fx_verify_clean();
 	fx_sql("UPDATE permit_items SET fencing_token = 1 WHERE fencing_token "
 	       "= 2");
-	expect_only(VERIFY_G6_FENCING, 1);
+	fx_verify_only(VERIFY_G6_FENCING, 1);
 	fx_sql("UPDATE permit_items SET fencing_token = 2 WHERE permit_id = "
 	       "(SELECT id FROM permits WHERE external_id = 'p-2')");
 	fx_verify_clean();
 	fx_sql("UPDATE semaphores SET fence = 1");
-	expect_only(VERIFY_G6_FENCING, 2);
+	fx_verify_only(VERIFY_G6_FENCING, 2);
 	fx_sql("UPDATE semaphores SET fence = 3");
 	fx_sql("UPDATE permit_items SET created_at = created_at - 100 WHERE "
 	       "fencing_token = 3");
-	expect_only(VERIFY_G6_FENCING, 1);
+	fx_verify_only(VERIFY_G6_FENCING, 1);
 }
 END_TEST
 
