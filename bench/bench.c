@@ -1,14 +1,21 @@
 /*
- * make bench: redemptions per second through the service layer against
- * the raw transaction (the conditional UPDATE and the INSERT alone, same
- * schema, no service code), measured back to back in one run, with
- * forked clients hammering one hot code; then one million codes generated
- * and exported. Prints a table; the ratios are the point, not the
- * absolute numbers of this machine.
+ * make bench: the service layer against the raw transactions (the same
+ * schema and statements, no service code), measured back to back in one
+ * run with forked clients, each with its own connection: redemptions of
+ * one hot code, holds (create + confirm), permits (acquire + release) on
+ * one hot semaphore or one each, the sweeper releasing expired holds,
+ * webhook deliveries to a local receiver; then one million codes
+ * generated and exported. Prints tables; the ratios are the point, not
+ * the absolute numbers of this machine.
  *
- * usage: bench SECONDS ENGINE:DSN:CLIENTS[,CLIENTS...] ... [--gen N]
+ * usage: bench SECONDS ENGINE=DSN=CLIENTS[,CLIENTS...] ... [--gen N]
+ *     [--permit-clients N,N,...] [--sweep-holds N] [--deliveries N]
+ *     [--hooks ENGINE=DSN] [--only SECTION,...]
+ * sections: redeem, holds, permits, sweep, webhooks, gen
  */
+#include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +25,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "../app/lib/common.h"
+#include "../app/lib/str.h"
 #include "../app/core/campaigns.h"
 #include "../app/core/codes.h"
 #include "../app/core/redeem.h"
 #include "../app/core/svc.h"
 #include "../app/db/migrate.h"
+#include "bench.h"
 
 #define HIST 20000 /* latency buckets of 10 us: up to 200 ms */
+#define ENGINES_MAX 8
 
 struct child_report {
-	int64_t ops, errors;
+	int64_t ops, errors, retries;
 	uint32_t hist[HIST];
 };
 
-static double
-now(void)
+char bench_tag[16];
+
+double
+bench_now(void)
 {
 	struct timespec ts;
 
@@ -41,8 +55,8 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct db *
-open_or_die(const char *dsn)
+struct db *
+bench_open(const char *dsn)
 {
 	char e[512];
 	struct db *db = db_open(dsn, e, sizeof(e));
@@ -53,6 +67,253 @@ open_or_die(const char *dsn)
 	}
 	return db;
 }
+
+void
+bench_svc(struct db *db, struct svc *svc)
+{
+	if (svc_open(svc, db, "default") != ERROR_NONE) {
+		fprintf(stderr, "bench: tenant: %s\n", db_errmsg(db));
+		exit(1);
+	}
+}
+
+int
+bench_exec(struct db *db, enum stmt_id id, int64_t *changes, int64_t *last_id,
+    const char *fmt, ...)
+{
+	struct db_stmt *st;
+	const int64_t *np;
+	va_list ap;
+	int i, rc;
+
+	if ((st = db_prepare(db, id)) == NULL)
+		return DB_EFAIL;
+	va_start(ap, fmt);
+	for (i = 1; *fmt != '\0'; fmt++, i++) {
+		switch (*fmt) {
+		case 'i':
+			db_bind_i64(st, i, va_arg(ap, int64_t));
+			break;
+		case 't':
+			db_bind_text(st, i, va_arg(ap, const char *));
+			break;
+		default: /* 'n' */
+			np = va_arg(ap, const int64_t *);
+			if (np == NULL)
+				db_bind_null(st, i);
+			else
+				db_bind_i64(st, i, *np);
+		}
+	}
+	va_end(ap);
+	while ((rc = db_step(st)) == DB_ROW)
+		;
+	if (changes != NULL)
+		*changes = db_changes(st);
+	if (last_id != NULL)
+		*last_id = db_last_id(st);
+	db_reset(st);
+	return rc;
+}
+
+void
+bench_event_id(char out[29])
+{
+	static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";
+	unsigned char rnd[24];
+	size_t i;
+
+	randombytes_buf(rnd, sizeof(rnd));
+	memcpy(out, "evt_", 4);
+	for (i = 0; i < sizeof(rnd); i++)
+		out[4 + i] = b32[rnd[i] & 31];
+	out[28] = '\0';
+}
+
+void
+bench_redemption_json(char *out, size_t len, int64_t id, const char *code,
+    const char *account, const char *campaign, int64_t seq)
+{
+	char at[32];
+
+	str_rfc3339((int64_t)time(NULL), at);
+	snprintf(out, len,
+	    "{\"redemption\":{\"id\":%lld,\"code\":\"%s\",\"account\":\"%s\","
+	    "\"campaign\":\"%s\",\"redeemed_at\":\"%s\",\"seq\":%lld}}",
+	    (long long)id, code, account, campaign, at, (long long)seq);
+}
+
+void
+bench_ratio(double raw, double svc)
+{
+	/* as printed, so that "0.70x" is never called below 0.70 */
+	double r = raw > 0 ? floor(svc / raw * 100 + 0.5) / 100 : 0;
+
+	if (r < BENCH_TARGET)
+		printf("%6.2fx  (below %.2f)\n", r, BENCH_TARGET);
+	else
+		printf("%6.2fx\n", r);
+	fflush(stdout);
+}
+
+void
+bench_row(const char *engine, const char *label, int clients,
+    const struct bench_result *raw, const struct bench_result *svc)
+{
+	printf("%-8s ", engine);
+	if (label != NULL)
+		printf("%-5s ", label);
+	printf("%7d %12.0f %8.2f %8.2f %12.0f %8.2f %8.2f ", clients, raw->rate,
+	    raw->p50, raw->p99, svc->rate, svc->p50, svc->p99);
+	bench_ratio(raw->rate, svc->rate);
+	if (raw->errors + svc->errors > 0)
+		printf("         (failed operations: raw %lld, service %lld)\n",
+		    (long long)raw->errors, (long long)svc->errors);
+	if (raw->retries + svc->retries > 0)
+		printf("         (transactions run again, busy or deadlocked: "
+		       "raw %lld, service %lld)\n",
+		    (long long)raw->retries, (long long)svc->retries);
+	fflush(stdout);
+}
+
+/*
+ * Measured together, raw and service take turns in slices of this many
+ * seconds, every client switching at the same moment, so that a change
+ * in the machine's load (other processes, the disk's sync latency) falls
+ * on both alike.
+ */
+#define SLICE 0.5
+
+/* Each child fills its own slot of a shared mapping: reports are far
+ * larger than PIPE_BUF, so several children writing one pipe would
+ * interleave. */
+struct slot {
+	double start;               /* the common start, set before the go */
+	struct child_report rep[2]; /* raw, service */
+};
+
+static void
+child(const char *dsn, bench_op const op[2], const void *arg, int idx,
+    int64_t run, double seconds, int go_fd, struct slot *slot)
+{
+	struct child_report *rep;
+	struct bench_client c;
+	double start, end, t0, dt;
+	int64_t i, retries;
+	int m, modes = op[1] != NULL ? 2 : 1;
+	char go;
+	size_t b;
+
+	memset(&c, 0, sizeof(c));
+	c.db = bench_open(dsn);
+	bench_svc(c.db, &c.svc);
+	c.idx = idx;
+	c.run = run;
+	c.arg = arg;
+	if (read(go_fd, &go, 1) < 0)
+		_exit(1);
+	start = slot->start;
+	end = start + seconds * modes;
+	for (i = 0; (t0 = bench_now()) < end; i++) {
+		m = modes == 2 ? (int)((t0 - start) / SLICE) % 2 : 0;
+		rep = &slot->rep[m];
+		retries = db_retries(c.db);
+		if (op[m](&c, i) == 0)
+			rep->ops++;
+		else
+			rep->errors++;
+		rep->retries += db_retries(c.db) - retries;
+		dt = (bench_now() - t0) * 1e5; /* 10 us units */
+		b = dt >= HIST - 1 ? HIST - 1 : (size_t)dt;
+		rep->hist[b]++;
+	}
+	db_close(c.db);
+	_exit(0);
+}
+
+static void
+summarize(
+    const struct child_report *sum, double seconds, struct bench_result *out)
+{
+	int64_t total = 0, acc = 0;
+	size_t b;
+
+	out->ops = sum->ops;
+	out->rate = (double)sum->ops / seconds;
+	out->errors = sum->errors;
+	out->retries = sum->retries;
+	for (b = 0; b < HIST; b++)
+		total += sum->hist[b];
+	out->p50 = out->p99 = 0;
+	for (b = 0; b < HIST; b++) {
+		acc += sum->hist[b];
+		if (out->p50 == 0 && acc * 2 >= total)
+			out->p50 = (double)(b + 1) / 100.0;
+		if (acc * 100 >= total * 99) {
+			out->p99 = (double)(b + 1) / 100.0;
+			break;
+		}
+	}
+}
+
+void
+bench_measure(const char *dsn, bench_op raw, bench_op svc, const void *arg,
+    int clients, double seconds, struct bench_result *raw_out,
+    struct bench_result *svc_out)
+{
+	static struct child_report sum[2];
+	static int64_t runs;
+	bench_op const op[2] = {raw, svc};
+	struct slot *slots;
+	size_t b, len = sizeof(*slots) * (size_t)clients;
+	pid_t pids[4096];
+	int go[2], i, m, st;
+
+	if (clients < 1 || clients > (int)NELEM(pids))
+		exit(2);
+	memset(sum, 0, sizeof(sum));
+	runs++;
+	slots = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (slots == MAP_FAILED || pipe(go) == -1)
+		exit(1);
+	memset(slots, 0, len);
+	fflush(stdout);
+	for (i = 0; i < clients; i++) {
+		if ((pids[i] = fork()) == 0) {
+			close(go[1]);
+			child(dsn, op, arg, i, runs, seconds, go[0], &slots[i]);
+		}
+	}
+	close(go[0]);
+	usleep(200000); /* let every client connect */
+	for (i = 0; i < clients; i++)
+		slots[i].start = bench_now();
+	close(go[1]);
+	for (i = 0; i < clients; i++)
+		if (pids[i] == -1 || waitpid(pids[i], &st, 0) == -1 ||
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			sum[0].errors++;
+	for (i = 0; i < clients; i++)
+		for (m = 0; m < 2; m++) {
+			sum[m].ops += slots[i].rep[m].ops;
+			sum[m].errors += slots[i].rep[m].errors;
+			sum[m].retries += slots[i].rep[m].retries;
+			for (b = 0; b < HIST; b++)
+				sum[m].hist[b] += slots[i].rep[m].hist[b];
+		}
+	munmap(slots, len);
+	summarize(&sum[0], seconds, raw_out);
+	if (svc != NULL)
+		summarize(&sum[1], seconds, svc_out);
+}
+
+/* --- redemptions of one hot code --------------------------------------- */
+
+struct target {
+	struct bench_code c;
+	int run; /* the setup's number: accounts and seqs stay unique */
+};
 
 struct raw {
 	int64_t tenant, code_id, campaign_id, seq;
@@ -75,121 +336,34 @@ raw_tx(struct db *db, void *arg)
 	    r->code_id, r->campaign_id, r->account, r->seq);
 }
 
-struct target {
-	const char *dsn;
-	char code[96];
-	int64_t code_id, campaign_id, tenant;
-};
-
-/* Each child fills its own slot of a shared mapping: reports are far
- * larger than PIPE_BUF, so several children writing one pipe would
- * interleave. */
-static void
-child(const struct target *t, int raw, int idx, int run, double seconds,
-    int go_fd, struct child_report *slot)
+static int
+redeem_raw_op(struct bench_client *c, int64_t i)
 {
-	struct child_report rep;
-	char account[96], client[32], c;
-	struct redeem_result res;
-	struct svc svc;
-	struct db *db = open_or_die(t->dsn);
-	double end, t0, dt;
-	int64_t i;
-	size_t b;
+	const struct target *t = c->arg;
+	char account[96];
+	/* seq: unique per run, client and attempt */
+	struct raw r = {t->c.tenant, t->c.code_id, t->c.campaign_id,
+	    -((int64_t)t->run * 1000000000000LL +
+		(int64_t)c->idx * 10000000000LL + i + 1),
+	    account};
 
-	memset(&rep, 0, sizeof(rep));
-	if (svc_open(&svc, db, "default") != ERROR_NONE)
-		_exit(1);
-	snprintf(client, sizeof(client), "10.%d.0.1", idx);
-	if (read(go_fd, &c, 1) < 0)
-		_exit(1);
-	end = now() + seconds;
-	for (i = 0; (t0 = now()) < end; i++) {
-		snprintf(account, sizeof(account), "%s%d-c%d-%lld@bench",
-		    raw ? "raw" : "svc", run, idx, (long long)i);
-		if (raw) {
-			/* seq: unique per run, client and attempt */
-			struct raw r = {t->tenant, t->code_id, t->campaign_id,
-			    -((int64_t)run * 1000000000000LL +
-				(int64_t)idx * 10000000000LL + i + 1),
-			    account};
-
-			if (db_transact(db, DB_TX_WRITE, raw_tx, &r) != DB_OK)
-				rep.errors++;
-			else
-				rep.ops++;
-		} else {
-			redeem_code(&svc, t->code, account, client, &res);
-			if (res.error != ERROR_NONE || res.already)
-				rep.errors++;
-			else
-				rep.ops++;
-		}
-		dt = (now() - t0) * 1e5; /* 10 us units */
-		b = dt >= HIST - 1 ? HIST - 1 : (size_t)dt;
-		rep.hist[b]++;
-	}
-	db_close(db);
-	memcpy(slot, &rep, sizeof(rep));
-	_exit(0);
+	snprintf(account, sizeof(account), "raw%d-c%d-%lld@bench", t->run,
+	    c->idx, (long long)i);
+	return db_transact(c->db, DB_TX_WRITE, raw_tx, &r) == DB_OK ? 0 : -1;
 }
 
-struct result {
-	double rate, p50, p99;
-	int64_t errors;
-};
-
-static void
-measure(const struct target *t, int raw, int clients, int run, double seconds,
-    struct result *out)
+static int
+redeem_svc_op(struct bench_client *c, int64_t i)
 {
-	static struct child_report sum;
-	struct child_report *slots;
-	size_t b, len = sizeof(*slots) * (size_t)clients;
-	int64_t total = 0, acc;
-	int go[2], i, st;
+	const struct target *t = c->arg;
+	char account[96], client[32];
+	struct redeem_result res;
 
-	memset(&sum, 0, sizeof(sum));
-	slots = mmap(NULL, len, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (slots == MAP_FAILED || pipe(go) == -1)
-		exit(1);
-	memset(slots, 0, len);
-	for (i = 0; i < clients; i++) {
-		pid_t p = fork();
-
-		if (p == 0) {
-			close(go[1]);
-			child(t, raw, i, run, seconds, go[0], &slots[i]);
-		}
-	}
-	close(go[0]);
-	usleep(200000); /* let every client connect */
-	close(go[1]);
-	while (wait(&st) > 0)
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			sum.errors++;
-	for (i = 0; i < clients; i++) {
-		sum.ops += slots[i].ops;
-		sum.errors += slots[i].errors;
-		for (b = 0; b < HIST; b++)
-			sum.hist[b] += slots[i].hist[b];
-	}
-	munmap(slots, len);
-	out->rate = (double)sum.ops / seconds;
-	out->errors = sum.errors;
-	for (b = 0; b < HIST; b++)
-		total += sum.hist[b];
-	out->p50 = out->p99 = 0;
-	for (b = 0, acc = 0; b < HIST; b++) {
-		acc += sum.hist[b];
-		if (out->p50 == 0 && acc * 2 >= total)
-			out->p50 = (double)(b + 1) / 100.0;
-		if (acc * 100 >= total * 99) {
-			out->p99 = (double)(b + 1) / 100.0;
-			break;
-		}
-	}
+	snprintf(account, sizeof(account), "svc%d-c%d-%lld@bench", t->run,
+	    c->idx, (long long)i);
+	snprintf(client, sizeof(client), "10.%d.0.1", c->idx);
+	redeem_code(&c->svc, t->c.code, account, client, &res);
+	return res.error == ERROR_NONE && !res.already ? 0 : -1;
 }
 
 static void
@@ -198,23 +372,20 @@ emit_one(void *arg, const char *display)
 	snprintf(arg, 96, "%s", display);
 }
 
-static void
-setup(struct target *t, const char *engine, int run)
+void
+bench_code(const char *dsn, const char *name, struct bench_code *out)
 {
-	struct db *db = open_or_die(t->dsn);
+	struct db *db = bench_open(dsn);
 	struct codes_gen g;
 	struct campaign k;
 	struct code_info ci;
 	struct svc svc;
 	int64_t created;
 
-	if (migrate_run(db, NULL, NULL) == -1 ||
-	    svc_open(&svc, db, "default") != ERROR_NONE) {
-		fprintf(stderr, "bench: %s: %s\n", engine, db_errmsg(db));
-		exit(1);
-	}
+	bench_svc(db, &svc);
+	memset(out, 0, sizeof(*out));
 	memset(&k, 0, sizeof(k));
-	snprintf(k.name, sizeof(k.name), "hot%d", run);
+	snprintf(k.name, sizeof(k.name), "%s-%s", name, bench_tag);
 	if (campaign_create(&svc, &k) != ERROR_NONE) {
 		fprintf(stderr, "bench: campaign: %s\n", db_errmsg(db));
 		exit(1);
@@ -224,14 +395,48 @@ setup(struct target *t, const char *engine, int run)
 	g.count = 1;
 	g.max_uses = INT64_C(1000000000);
 	g.emit = emit_one;
-	g.arg = t->code;
+	g.arg = out->code;
 	if (codes_generate(&svc, &g, &created) != ERROR_NONE ||
-	    code_get(&svc, t->code, &ci) != ERROR_NONE)
+	    code_get(&svc, out->code, &ci) != ERROR_NONE) {
+		fprintf(stderr, "bench: code: %s\n", db_errmsg(db));
 		exit(1);
-	t->code_id = ci.id;
-	t->campaign_id = k.id;
-	t->tenant = svc.tenant_id;
+	}
+	str_copy(out->campaign, k.name, sizeof(out->campaign));
+	out->code_id = ci.id;
+	out->campaign_id = k.id;
+	out->tenant = svc.tenant_id;
 	db_close(db);
+}
+
+static void
+redemptions(const struct bench_engine *e, double seconds)
+{
+	static int run;
+	int i;
+
+	for (i = 0; i < e->nclients; i++) {
+		struct target t;
+		struct bench_result raw, svc;
+		char name[32];
+
+		snprintf(name, sizeof(name), "hot%d", ++run);
+		bench_code(e->dsn, name, &t.c);
+		t.run = run;
+		bench_measure(e->dsn, redeem_raw_op, NULL, &t, e->clients[i],
+		    seconds, &raw, NULL);
+		bench_measure(e->dsn, redeem_svc_op, NULL, &t, e->clients[i],
+		    seconds, &svc, NULL);
+		printf("%-8s %7d %12.0f %8.2f %8.2f %12.0f %8.2f %8.2f "
+		       "%6.0f%%\n",
+		    e->name, e->clients[i], raw.rate, raw.p50, raw.p99,
+		    svc.rate, svc.p50, svc.p99,
+		    raw.rate > 0 ? 100.0 * svc.rate / raw.rate : 0);
+		if (raw.errors + svc.errors > 0)
+			printf("         (failed attempts: raw %lld, "
+			       "service %lld)\n",
+			    (long long)raw.errors, (long long)svc.errors);
+		fflush(stdout);
+	}
 }
 
 /* One million codes: generated, then exported by redeemctl (its peak
@@ -239,7 +444,7 @@ setup(struct target *t, const char *engine, int run)
 static void
 generation(const char *engine, const char *dsn, int64_t n)
 {
-	struct db *db = open_or_die(dsn);
+	struct db *db = bench_open(dsn);
 	struct codes_gen g;
 	struct campaign k;
 	struct svc svc;
@@ -249,8 +454,7 @@ generation(const char *engine, const char *dsn, int64_t n)
 	pid_t p;
 	int st;
 
-	if (svc_open(&svc, db, "default") != ERROR_NONE)
-		exit(1);
+	bench_svc(db, &svc);
 	memset(&k, 0, sizeof(k));
 	snprintf(k.name, sizeof(k.name), "million%ld", (long)time(NULL));
 	if (campaign_create(&svc, &k) != ERROR_NONE)
@@ -259,15 +463,16 @@ generation(const char *engine, const char *dsn, int64_t n)
 	g.campaign = k.name;
 	g.count = n;
 	g.max_uses = 1;
-	t0 = now();
+	t0 = bench_now();
 	if (codes_generate(&svc, &g, &created) != ERROR_NONE) {
 		fprintf(
 		    stderr, "bench: generation failed: %s\n", db_errmsg(db));
 		exit(1);
 	}
-	gen = now() - t0;
+	gen = bench_now() - t0;
 	db_close(db);
-	t0 = now();
+	fflush(stdout); /* or the child's freopen writes it out again */
+	t0 = bench_now();
 	if ((p = fork()) == 0) {
 		if (freopen("/dev/null", "w", stdout) == NULL)
 			_exit(1);
@@ -281,7 +486,7 @@ generation(const char *engine, const char *dsn, int64_t n)
 		fprintf(stderr, "bench: export failed\n");
 		exit(1);
 	}
-	exp = now() - t0;
+	exp = bench_now() - t0;
 	printf("%-8s %lld codes generated in %.1f s (%.0f codes/s); "
 	       "exported in %.1f s, redeemctl peak memory %.1f MiB\n",
 	    engine, (long long)created, gen, (double)created / gen, exp,
@@ -289,82 +494,196 @@ generation(const char *engine, const char *dsn, int64_t n)
 	fflush(stdout);
 }
 
+/* --- the command line --------------------------------------------------- */
+
+/* "1,8,32" into v; the count, or -1. */
+static int
+parse_counts(const char *s, int *v, int max)
+{
+	char buf[256], *c, *save = NULL;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (c = strtok_r(buf, ",", &save); c != NULL;
+	     c = strtok_r(NULL, ",", &save)) {
+		if (n == max || (v[n] = atoi(c)) < 1)
+			return -1;
+		n++;
+	}
+	return n > 0 ? n : -1;
+}
+
+/* ENGINE=DSN=CLIENTS (the DSN may hold '='). */
+static int
+parse_engine(const char *s, struct bench_engine *e)
+{
+	char spec[2048], *dsn, *clients;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(spec, sizeof(spec), "%s", s);
+	if ((dsn = strchr(spec, '=')) == NULL ||
+	    (clients = strrchr(dsn + 1, '=')) == NULL)
+		return -1;
+	*dsn++ = '\0';
+	*clients++ = '\0';
+	if (str_copy(e->name, spec, sizeof(e->name)) == -1 ||
+	    str_copy(e->dsn, dsn, sizeof(e->dsn)) == -1)
+		return -1;
+	e->nclients = parse_counts(clients, e->clients, 16);
+	return e->nclients > 0 ? 0 : -1;
+}
+
+/* --hooks ENGINE=DSN: the engine's webhook database. */
+static int
+parse_hooks(const char *s, struct bench_engine *v, int n)
+{
+	const char *eq = strchr(s, '=');
+	int i;
+
+	for (i = 0; eq != NULL && i < n; i++)
+		if (strlen(v[i].name) == (size_t)(eq - s) &&
+		    strncmp(v[i].name, s, (size_t)(eq - s)) == 0)
+			return str_copy(
+			    v[i].hooks_dsn, eq + 1, sizeof(v[i].hooks_dsn));
+	return -1;
+}
+
+static int
+wanted(const char *only, const char *section)
+{
+	size_t n = strlen(section);
+	const char *p;
+
+	if (only == NULL)
+		return 1;
+	for (p = only; (p = strstr(p, section)) != NULL; p += n)
+		if ((p == only || p[-1] == ',') &&
+		    (p[n] == '\0' || p[n] == ','))
+			return 1;
+	return 0;
+}
+
+/* Every engine's schema, once, before any row. */
+static void
+migrate_all(const struct bench_engine *v, int n)
+{
+	struct db *db;
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < 2; j++) {
+			const char *dsn = j == 0 ? v[i].dsn : v[i].hooks_dsn;
+
+			if (*dsn == '\0')
+				continue;
+			db = bench_open(dsn);
+			if (migrate_run(db, NULL, NULL) == -1) {
+				fprintf(stderr, "bench: %s: %s\n", v[i].name,
+				    db_errmsg(db));
+				exit(1);
+			}
+			db_close(db);
+		}
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: bench SECONDS ENGINE=DSN=CLIENTS,... [--gen N] "
+	    "[--permit-clients N,...]\n"
+	    "    [--sweep-holds N] [--deliveries N] [--hooks ENGINE=DSN] "
+	    "[--only SECTION,...]\n");
+	exit(2);
+}
+
 int
 main(int argc, char **argv)
 {
+	struct bench_engine eng[ENGINES_MAX];
+	int permit_clients[16] = {1, 8, 32}, npermit = 3;
+	int64_t gen = 1000000, sweep_holds = 100000, deliveries = 10000;
+	const char *only = NULL;
 	double seconds;
-	int64_t gen = 1000000;
-	int i, run = 0;
+	int i, n = 0;
 
-	if (argc < 3 || (seconds = atof(argv[1])) <= 0) {
-		fprintf(stderr, "usage: bench SECONDS ENGINE=DSN=CLIENTS,... "
-				"[--gen N]\n");
-		return 2;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	srand((unsigned)time(NULL));
-	printf("Hot code (max_uses 1e9), every client redeeming it with fresh "
-	       "accounts; %.0f s per cell.\n"
-	       "raw = BEGIN; conditional UPDATE; INSERT; COMMIT. service = "
-	       "redeem_code(): abuse gate, lookup, claim, sequence, insert, "
-	       "outbox event.\n\n",
-	    seconds);
-	printf("%-8s %7s %12s %8s %8s %12s %8s %8s %7s\n", "engine", "clients",
-	    "raw tx/s", "p50 ms", "p99 ms", "service/s", "p50 ms", "p99 ms",
-	    "ratio");
+	if (argc < 3 || (seconds = atof(argv[1])) <= 0)
+		usage();
 	for (i = 2; i < argc; i++) {
-		char spec[2048], *engine, *dsn, *clients, *c, *save = NULL;
+		const char *opt = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : "";
 
-		if (strcmp(argv[i], "--gen") == 0 && i + 1 < argc) {
-			gen = atoll(argv[++i]);
+		if (strncmp(opt, "--", 2) != 0) {
+			if (n == ENGINES_MAX ||
+			    parse_engine(opt, &eng[n]) == -1)
+				usage();
+			n++;
 			continue;
 		}
-		snprintf(spec, sizeof(spec), "%s", argv[i]);
-		engine = spec;
-		if ((dsn = strchr(engine, '=')) == NULL ||
-		    (clients = strrchr(dsn + 1, '=')) == NULL)
-			return 2;
-		*dsn++ = '\0';
-		*clients++ = '\0';
-		for (c = strtok_r(clients, ",", &save); c != NULL;
-		     c = strtok_r(NULL, ",", &save)) {
-			struct target t;
-			struct result raw, svc;
-
-			memset(&t, 0, sizeof(t));
-			t.dsn = dsn;
-			setup(&t, engine, ++run);
-			measure(&t, 1, atoi(c), run, seconds, &raw);
-			measure(&t, 0, atoi(c), run, seconds, &svc);
-			printf("%-8s %7d %12.0f %8.2f %8.2f %12.0f %8.2f %8.2f "
-			       "%6.0f%%\n",
-			    engine, atoi(c), raw.rate, raw.p50, raw.p99,
-			    svc.rate, svc.p50, svc.p99,
-			    raw.rate > 0 ? 100.0 * svc.rate / raw.rate : 0);
-			if (raw.errors + svc.errors > 0)
-				printf("         (failed attempts: raw %lld, "
-				       "service %lld)\n",
-				    (long long)raw.errors,
-				    (long long)svc.errors);
-			fflush(stdout);
-		}
+		i++;
+		if (strcmp(opt, "--gen") == 0)
+			gen = atoll(val);
+		else if (strcmp(opt, "--permit-clients") == 0) {
+			if ((npermit = parse_counts(val, permit_clients, 16)) <
+			    0)
+				usage();
+		} else if (strcmp(opt, "--sweep-holds") == 0)
+			sweep_holds = atoll(val);
+		else if (strcmp(opt, "--deliveries") == 0)
+			deliveries = atoll(val);
+		else if (strcmp(opt, "--hooks") == 0) {
+			if (parse_hooks(val, eng, n) == -1)
+				usage();
+		} else if (strcmp(opt, "--only") == 0)
+			only = val;
+		else
+			usage();
 	}
-	if (gen > 0) {
-		printf("\n");
-		for (i = 2; i < argc; i++) {
-			char spec[2048], *dsn, *end;
+	if (n == 0 || sodium_init() < 0)
+		usage();
+	signal(SIGPIPE, SIG_IGN);
+	srand((unsigned)time(NULL));
+	snprintf(bench_tag, sizeof(bench_tag), "%lx", (long)time(NULL));
+	migrate_all(eng, n);
 
-			if (strcmp(argv[i], "--gen") == 0) {
-				i++;
-				continue;
-			}
-			snprintf(spec, sizeof(spec), "%s", argv[i]);
-			dsn = strchr(spec, '=');
-			end = strrchr(dsn + 1, '=');
-			*dsn++ = '\0';
-			*end = '\0';
-			generation(spec, dsn, gen);
-		}
+	if (wanted(only, "redeem")) {
+		printf("Hot code (max_uses 1e9), every client redeeming it "
+		       "with fresh accounts; %.0f s per cell.\n"
+		       "raw = BEGIN; conditional UPDATE; INSERT; COMMIT. "
+		       "service = redeem_code(): abuse gate, lookup, claim, "
+		       "sequence, insert, outbox event.\n\n",
+		    seconds);
+		printf("%-8s %7s %12s %8s %8s %12s %8s %8s %7s\n", "engine",
+		    "clients", "raw tx/s", "p50 ms", "p99 ms", "service/s",
+		    "p50 ms", "p99 ms", "ratio");
+		for (i = 0; i < n; i++)
+			redemptions(&eng[i], seconds);
+	}
+	if (wanted(only, "holds")) {
+		bench_holds_header(seconds);
+		for (i = 0; i < n; i++)
+			bench_holds(&eng[i], seconds);
+	}
+	if (wanted(only, "permits")) {
+		bench_permits_header(seconds, permit_clients, npermit);
+		for (i = 0; i < n; i++)
+			bench_permits(
+			    &eng[i], seconds, permit_clients, npermit);
+	}
+	if (wanted(only, "sweep") && sweep_holds > 0) {
+		bench_sweep_header(sweep_holds);
+		for (i = 0; i < n; i++)
+			bench_sweep(&eng[i], sweep_holds);
+	}
+	if (wanted(only, "webhooks") && deliveries > 0) {
+		bench_webhooks_header(deliveries);
+		for (i = 0; i < n; i++)
+			bench_webhooks(&eng[i], deliveries);
+	}
+	if (wanted(only, "gen") && gen > 0) {
+		printf("\n");
+		for (i = 0; i < n; i++)
+			generation(eng[i].name, eng[i].dsn, gen);
 	}
 	return 0;
 }
