@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -365,10 +366,37 @@ job_start(CURLM *m, struct job *j, const struct webhooks_config *cfg)
 
 /* Sends every sendable job of the round at once; each ends within the
  * timeout, so the round ends well inside the lease. */
+/*
+ * The multi handle lives as long as the process, so its connection cache
+ * does too: deliveries to an endpoint reuse their connections (up to the
+ * parallelism) instead of one TCP (and TLS) set-up per attempt. A forked
+ * child leaves its parent's handle alone (its sockets are the parent's)
+ * and makes its own.
+ */
+static CURLM *parents; /* a forked child's copy: kept reachable only */
+
+static CURLM *
+multi(void)
+{
+	static CURLM *kept;
+	static pid_t owner;
+
+	if (kept != NULL && owner != getpid()) {
+		parents = kept; /* neither used nor freed here */
+		kept = NULL;
+	}
+	if (kept == NULL && (kept = curl_multi_init()) != NULL) {
+		owner = getpid();
+		curl_multi_setopt(
+		    kept, CURLMOPT_MAXCONNECTS, (long)MAX_PARALLEL);
+	}
+	return kept;
+}
+
 static void
 round_send(struct round *r)
 {
-	CURLM *m = curl_multi_init();
+	CURLM *m = multi();
 	CURLMsg *msg;
 	int64_t i;
 	int running = 0, left;
@@ -411,9 +439,7 @@ round_send(struct round *r)
 		curl_slist_free_all(j->hdr);
 		j->hdr = NULL;
 	}
-	if (m != NULL)
-		curl_multi_cleanup(m);
-	else
+	if (m == NULL)
 		log_err("webhooks: curl_multi_init failed");
 }
 
