@@ -77,45 +77,6 @@ bench_svc(struct db *db, struct svc *svc)
 	}
 }
 
-int
-bench_exec(struct db *db, enum stmt_id id, int64_t *changes, int64_t *last_id,
-    const char *fmt, ...)
-{
-	struct db_stmt *st;
-	const int64_t *np;
-	va_list ap;
-	int i, rc;
-
-	if ((st = db_prepare(db, id)) == NULL)
-		return DB_EFAIL;
-	va_start(ap, fmt);
-	for (i = 1; *fmt != '\0'; fmt++, i++) {
-		switch (*fmt) {
-		case 'i':
-			db_bind_i64(st, i, va_arg(ap, int64_t));
-			break;
-		case 't':
-			db_bind_text(st, i, va_arg(ap, const char *));
-			break;
-		default: /* 'n' */
-			np = va_arg(ap, const int64_t *);
-			if (np == NULL)
-				db_bind_null(st, i);
-			else
-				db_bind_i64(st, i, *np);
-		}
-	}
-	va_end(ap);
-	while ((rc = db_step(st)) == DB_ROW)
-		;
-	if (changes != NULL)
-		*changes = db_changes(st);
-	if (last_id != NULL)
-		*last_id = db_last_id(st);
-	db_reset(st);
-	return rc;
-}
-
 void
 bench_event_id(char out[29])
 {

@@ -76,11 +76,6 @@ void bench_measure(const char *dsn, bench_op raw, bench_op svc, const void *arg,
     int clients, double seconds, struct bench_result *raw_out,
     struct bench_result *svc_out);
 
-/* db_exec with the changed rows and the last insert id as well (either
- * may be NULL); fmt as db_exec's. */
-int bench_exec(struct db *, enum stmt_id, int64_t *changes, int64_t *last_id,
-    const char *fmt, ...);
-
 /* A fresh "evt_..." id, as events.c makes them (random: the unique
  * index sees the same keys). */
 void bench_event_id(char out[29]);

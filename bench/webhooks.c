@@ -54,7 +54,7 @@ events_tx(struct db *db, void *arg)
 		    (long long)i);
 		bench_redemption_json(payload, sizeof(payload), i + 1,
 		    "ABCD-EFGH-JKMN", account, "webhooks", i + 1);
-		rc = bench_exec(db, STMT_EVENT_INSERT, NULL, NULL, "ittnt",
+		rc = db_exec_id(db, STMT_EVENT_INSERT, NULL, NULL, "ittnt",
 		    e->tenant, ev, "code.redeemed", NULL, payload);
 		if (rc != DB_OK)
 			return rc;
@@ -108,10 +108,10 @@ raw_fan_tx(struct db *db, void *arg)
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < f->rows; i++) {
-		rc = bench_exec(db, STMT_WEBHOOK_ENQUEUE_FAN, NULL, NULL, "iii",
+		rc = db_exec_id(db, STMT_WEBHOOK_ENQUEUE_FAN, NULL, NULL, "iii",
 		    tenants[i], ids[i], f->endpoint);
 		if (rc == DB_OK)
-			rc = bench_exec(db, STMT_WEBHOOK_ENQUEUE_MARK, NULL,
+			rc = db_exec_id(db, STMT_WEBHOOK_ENQUEUE_MARK, NULL,
 			    NULL, "i", ids[i]);
 		if (rc != DB_OK)
 			return rc;
@@ -202,7 +202,7 @@ raw_claim_tx(struct db *db, void *arg)
 	for (i = 0; i < r->n; i++) {
 		struct slot *s = &r->s[i];
 
-		rc = bench_exec(db, STMT_WEBHOOK_CLAIM, &n, NULL, "iii",
+		rc = db_exec_id(db, STMT_WEBHOOK_CLAIM, &n, NULL, "iii",
 		    r->lease, s->id, s->attempt);
 		if (rc != DB_OK)
 			return rc;
@@ -247,7 +247,7 @@ raw_finish_tx(struct db *db, void *arg)
 
 		if (s->status < 200 || s->status >= 300)
 			continue; /* the receiver always says 200 */
-		rc = bench_exec(db, STMT_WEBHOOK_DELIVERED, &n, NULL, "iii",
+		rc = db_exec_id(db, STMT_WEBHOOK_DELIVERED, &n, NULL, "iii",
 		    (int64_t)s->status, s->id, s->attempt);
 		if (rc != DB_OK)
 			return rc;

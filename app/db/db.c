@@ -566,8 +566,9 @@ db_read_again(struct db *db, enum stmt_id id, int rc)
 	return db_reconnect(db) == DB_OK;
 }
 
-int
-db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt, ...)
+static int
+db_execv(struct db *db, enum stmt_id id, int64_t *changes, int64_t *last_id,
+    const char *fmt, va_list args)
 {
 	struct db_stmt *st;
 	va_list ap;
@@ -578,15 +579,42 @@ db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt, ...)
 			rc = db->lost ? DB_ELOST : DB_EFAIL;
 			continue;
 		}
-		va_start(ap, fmt);
+		va_copy(ap, args);
 		db_bindv(st, fmt, ap);
 		va_end(ap);
 		while ((rc = db_step(st)) == DB_ROW)
 			;
 		if (changes != NULL)
 			*changes = rc == DB_OK ? st->changes : 0;
+		if (last_id != NULL)
+			*last_id = rc == DB_OK ? db_last_id(st) : 0;
 		db_reset(st);
 	} while (again-- > 0 && db_read_again(db, id, rc));
+	return rc;
+}
+
+int
+db_exec(struct db *db, enum stmt_id id, int64_t *changes, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = db_execv(db, id, changes, NULL, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+db_exec_id(struct db *db, enum stmt_id id, int64_t *changes, int64_t *last_id,
+    const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = db_execv(db, id, changes, last_id, fmt, ap);
+	va_end(ap);
 	return rc;
 }
 

@@ -108,6 +108,10 @@ int64_t db_last_id(const struct db_stmt *);
  * DB_OK means no row (already reset).
  */
 int db_exec(struct db *, enum stmt_id, int64_t *changes, const char *fmt, ...);
+/* The same, and *last_id gets the id the statement made (an INSERT's
+ * row, or LAST_INSERT_ID(expr) of an UPDATE); 0 on failure. */
+int db_exec_id(struct db *, enum stmt_id, int64_t *changes, int64_t *last_id,
+    const char *fmt, ...);
 int db_query(
     struct db *, enum stmt_id, struct db_stmt **out, const char *fmt, ...);
 
