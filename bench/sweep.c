@@ -40,13 +40,13 @@ make_tx(struct db *db, void *arg)
 	for (i = m->from; i < m->from + m->n; i++) {
 		snprintf(xid, sizeof(xid), "w%s-%d-%lld", bench_tag, m->pass,
 		    (long long)i);
-		rc = bench_exec(
+		rc = db_exec_id(
 		    db, STMT_HOLD_CLAIM, &n, &fence, "i", m->t->code_id);
 		if (rc != DB_OK)
 			return rc;
 		if (n != 1)
 			return DB_ROLLBACK;
-		rc = bench_exec(db, STMT_HOLD_INSERT, NULL, NULL, "itiitii",
+		rc = db_exec_id(db, STMT_HOLD_INSERT, NULL, NULL, "itiitii",
 		    m->t->tenant, xid, m->t->code_id, m->t->campaign_id,
 		    "sweep@bench", fence, (int64_t)-60);
 		if (rc != DB_OK)
@@ -99,12 +99,12 @@ raw_batch_tx(struct db *db, void *arg)
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < w->seen; i++) {
-		rc = bench_exec(db, STMT_HOLD_EXPIRE, &n, NULL, "i", w->ids[i]);
+		rc = db_exec_id(db, STMT_HOLD_EXPIRE, &n, NULL, "i", w->ids[i]);
 		if (rc != DB_OK)
 			return rc;
 		if (n == 0)
 			continue;
-		rc = bench_exec(
+		rc = db_exec_id(
 		    db, STMT_CODE_RETURN_SEAT, NULL, NULL, "i", t->code_id);
 		if (rc != DB_OK)
 			return rc;
@@ -118,7 +118,7 @@ raw_batch_tx(struct db *db, void *arg)
 		    "\"2025-01-01T00:00:00Z\"}}",
 		    bench_tag, (long long)w->ids[i], (long long)w->ids[i],
 		    t->code, t->campaign);
-		rc = bench_exec(db, STMT_EVENT_INSERT, NULL, NULL, "ittnt",
+		rc = db_exec_id(db, STMT_EVENT_INSERT, NULL, NULL, "ittnt",
 		    t->tenant, ev, "hold.expired", NULL, payload);
 		if (rc != DB_OK)
 			return rc;

@@ -51,8 +51,9 @@ struct hold_row {
 	int64_t limit;          /* the per-account count it took; 0: none */
 	int64_t tenant_id;
 	char norm[CODE_MAX + 1];
-	int revoked; /* its code revoked or its campaign closed */
-	int64_t now; /* the database clock */
+	int revoked;   /* its code revoked or its campaign closed */
+	int exhausted; /* its code reads exhausted (every seat taken) */
+	int64_t now;   /* the database clock */
 };
 
 static const char *const state_names[HOLD__MAX] = {
@@ -126,6 +127,7 @@ row_from(struct db_stmt *st, struct hold_row *w)
 	w->limit = w->k.kind == CAMPAIGN_POOL ? 1 : w->k.per_account_limit;
 	t = db_col_text(st, HC_CODE_STATE);
 	w->revoked = t != NULL && strcmp(t, "revoked") == 0;
+	w->exhausted = t != NULL && strcmp(t, "exhausted") == 0;
 	t = db_col_text(st, HC_CAMPAIGN_STATE);
 	w->revoked |= t != NULL && strcmp(t, "closed") == 0;
 	w->k.closed = t != NULL && strcmp(t, "closed") == 0;
@@ -344,38 +346,81 @@ create_tx(struct db *db, void *arg)
 {
 	struct create *c = arg;
 	const struct redeem_check *chk = c->chk;
+	struct hold *h = &c->w.h;
 	struct db_stmt *st;
 	int64_t fence;
 	int rc;
 
-	c->twin = c->again = 0;
+	c->twin = 0;
+	memset(h, 0, sizeof(*h));
 	rc = redeem_take_seat(c->s, &chk->k, chk->code_id, chk->account,
 	    chk->limit, &fence, &c->out);
 	if (rc != DB_OK)
 		return rc;
-	/* One live hold per account and code (G3 allows it one redemption
-	 * there, so a second hold could only lock others out). The seat
-	 * just taken locks the code's row: two holds of one account on one
-	 * code are judged one after the other. */
-	rc = db_query(db, STMT_HOLD_LIVE_OF_ACCOUNT, &st, "iti", chk->k.id,
-	    chk->account, chk->code_id);
-	if (rc == DB_ROW) {
-		db_reset(st);
-		c->again = 1;
-		return DB_ROLLBACK;
-	}
-	if (rc != DB_OK)
-		return rc;
-	rc = db_exec(db, STMT_HOLD_INSERT, NULL, "itiitii", c->s->tenant_id,
+	rc = db_query(db, STMT_HOLD_INSERT, &st, "itiitii", c->s->tenant_id,
 	    c->xid, chk->code_id, chk->k.id, chk->account, fence, c->ttl);
 	if (rc == DB_EUNIQUE) {
 		c->twin = 1;
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK)
+	if (rc != DB_ROW)
+		return rc == DB_OK ? DB_EFAIL : rc;
+	h->id = db_col_i64(st, 0);
+	h->expires_at = db_col_i64(st, 1);
+	h->created_at = db_col_i64(st, 2);
+	db_reset(st);
+	str_copy(h->external_id, c->xid, sizeof(h->external_id));
+	h->state = HOLD_HELD;
+	h->code_id = chk->code_id;
+	str_copy(h->code, chk->display, sizeof(h->code));
+	str_copy(h->campaign, chk->k.name, sizeof(h->campaign));
+	str_copy(h->account, chk->account, sizeof(h->account));
+	h->fencing_token = fence;
+	return DB_OK;
+}
+
+struct lapsed {
+	const struct redeem_check *chk;
+	int ended;
+};
+
+static int
+end_lapsed_tx(struct db *db, void *arg)
+{
+	struct lapsed *l = arg;
+	struct hold_row w;
+	struct db_stmt *st;
+	int64_t id, lapsed;
+	int rc;
+
+	l->ended = 0;
+	rc = db_query(db, STMT_HOLD_LIVE_OF_ACCOUNT, &st, "it", l->chk->code_id,
+	    l->chk->account);
+	if (rc != DB_ROW)
 		return rc;
-	rc = read_xid(c->s, c->xid, &c->w);
-	return rc == DB_ROW ? DB_OK : rc == DB_OK ? DB_EFAIL : rc;
+	id = db_col_i64(st, 0);
+	lapsed = db_col_i64(st, 1);
+	db_reset(st);
+	if (!lapsed)
+		return DB_OK;
+	if ((rc = read_id(db, id, &w)) != DB_ROW)
+		return rc == DB_OK ? DB_EFAIL : rc;
+	return expire_one(db, &w, &l->ended);
+}
+
+/*
+ * The account's live hold of the code stood in the way of a new one: if
+ * it has lapsed (not swept yet), it is expired now, seat given back.
+ * 1 when it was (try again), 0 when it is live, -1 on a database error.
+ */
+static int
+end_lapsed(struct svc *s, const struct redeem_check *chk)
+{
+	struct lapsed l = {chk, 0};
+
+	if (db_transact(s->db, DB_TX_WRITE, end_lapsed_tx, &l) != DB_OK)
+		return -1;
+	return l.ended;
 }
 
 int
@@ -386,7 +431,7 @@ hold_create(struct svc *s, const char *code, const char *account_in,
 	struct redeem_check chk;
 	struct redeem_result rr;
 	struct create c;
-	int rc;
+	int rc, tries;
 
 	memset(res, 0, sizeof(*res));
 	if (code == NULL || account_in == NULL || !hold_external_id_ok(xid) ||
@@ -424,17 +469,22 @@ hold_create(struct svc *s, const char *code, const char *account_in,
 	c.chk = &chk;
 	c.xid = xid;
 	c.ttl = ttl;
-	rc = db_transact(s->db, DB_TX_WRITE, create_tx, &c);
-	if (rc < 0)
-		return unavailable(&res->error);
-	if (c.twin) { /* the same external_id committed first */
+	for (tries = 0;; tries++) {
+		rc = db_transact(s->db, DB_TX_WRITE, create_tx, &c);
+		if (rc < 0)
+			return unavailable(&res->error);
+		if (!c.twin)
+			break;
+		/* The same external_id committed first, or the account holds
+		 * a seat of the code already (holds_live). */
 		if ((rc = replay(s, xid, chk.norm, chk.account, res)) != 0)
 			return rc < 0 ? -1 : 0;
-		return unavailable(&res->error);
-	}
-	if (c.again) {
-		res->error = ERROR_CONFLICT; /* it holds a seat there already */
-		return 0;
+		if ((rc = end_lapsed(s, &chk)) != 1 || tries == 1) {
+			if (rc == -1)
+				return unavailable(&res->error);
+			res->error = ERROR_CONFLICT;
+			return 0;
+		}
 	}
 	if (rc == DB_ROLLBACK) {
 		rc = redeem_explain(s, &chk, c.out, &rr);
@@ -475,7 +525,8 @@ struct confirm {
 	struct redeem_result *res;
 	struct hold_row w;
 	int found;
-	int twin; /* the account's redemption appeared mid-way: again */
+	int twin;    /* recording met the account's redemption: again */
+	int careful; /* so look for it first this time */
 };
 
 /* A hold that is no longer held: its answer, or its expiry now. */
@@ -530,7 +581,12 @@ confirm_tx(struct db *db, void *arg)
 		return DB_ROLLBACK;
 	}
 	str_copy(res->r.code, c->w.h.code, sizeof(res->r.code));
-	rc = redeem_find(c->s, c->w.h.code_id, c->w.h.account, &res->r);
+	/* The account's own redemption of the code is looked for only when
+	 * recording ours met it (the unique key says so): rare, and one
+	 * statement less under the lock every other time. */
+	rc = c->careful
+		 ? redeem_find(c->s, c->w.h.code_id, c->w.h.account, &res->r)
+		 : DB_OK;
 	if (rc == DB_ROW) {
 		/* The account redeemed the code on its own meanwhile: that
 		 * redemption holds the seat, the hold's goes back. */
@@ -538,13 +594,15 @@ confirm_tx(struct db *db, void *arg)
 		rc = redeem_give_seat(
 		    c->s, &c->w.k, c->w.h.code_id, c->w.h.account, c->w.limit);
 	} else if (rc == DB_OK) {
-		/* A single-use code's one seat is now redeemed. */
-		rc = db_exec(
-		    db, STMT_HOLD_CODE_REDEEMED, NULL, "i", c->w.h.code_id);
+		/* A single-use code's one seat is now redeemed (our hold has
+		 * it, so the code reads exhausted unless it is revoked). */
+		if (c->w.exhausted)
+			rc = db_exec(db, STMT_HOLD_CODE_REDEEMED, NULL, "i",
+			    c->w.h.code_id);
 		if (rc == DB_OK)
 			rc = redeem_record(c->s, c->w.h.code_id, &c->w.k,
 			    c->w.h.account, c->w.now, &res->r);
-		if (rc == DB_EUNIQUE) { /* a redemption not committed yet */
+		if (rc == DB_EUNIQUE) { /* the account's redemption */
 			c->twin = 1;
 			return DB_ROLLBACK;
 		}
@@ -553,10 +611,9 @@ confirm_tx(struct db *db, void *arg)
 		return rc;
 	rc = db_exec(
 	    db, STMT_HOLD_SET_REDEMPTION, NULL, "ii", res->r.id, c->w.h.id);
-	if (rc != DB_OK)
-		return rc;
-	rc = read_id(db, c->w.h.id, &c->w);
-	return rc == DB_ROW ? DB_OK : rc == DB_OK ? DB_EFAIL : rc;
+	/* The row read after the flip says confirmed and ended_at. */
+	c->w.h.redemption_id = res->r.id;
+	return rc;
 }
 
 int
@@ -583,6 +640,7 @@ hold_confirm(
 			return unavailable(&res->error);
 		if (!c.twin)
 			break;
+		c.careful = 1;
 		if (tries == 3) {
 			log_err("hold confirm: the redemption stays out of "
 				"sight after %d tries",

@@ -521,13 +521,15 @@ acquire_tx(struct db *db, void *arg)
 	struct acquire *a = arg;
 	struct permit_result *res = a->res;
 	int64_t ids[PERMIT_ITEMS_MAX], in_use[PERMIT_ITEMS_MAX];
-	int64_t cap[PERMIT_ITEMS_MAX], n, permit_id;
+	int64_t cap[PERMIT_ITEMS_MAX], n;
+	struct permit *p = &a->w.p;
 	struct db_stmt *st;
 	int i, rc;
 
 	res->error = ERROR_NONE;
 	res->semaphore[0] = '\0';
 	a->twin = 0;
+	memset(p, 0, sizeof(*p));
 	for (i = 0; i < a->n; i++) {
 		struct permit_item *it = &a->items[i];
 
@@ -556,31 +558,35 @@ acquire_tx(struct db *db, void *arg)
 		cap[i] = db_col_i64(st, 3);
 		db_reset(st);
 	}
-	if ((st = db_prepare(db, STMT_PERMIT_INSERT)) == NULL)
-		return DB_EFAIL;
-	db_bind_i64(st, 1, a->s->tenant_id);
-	db_bind_text(st, 2, a->xid);
-	db_bind_text(st, 3, a->owner);
-	db_bind_i64(st, 4, a->items[0].fencing_token);
-	db_bind_i64(st, 5, a->ttl);
-	rc = db_step(st);
-	permit_id = db_last_id(st);
-	db_reset(st);
+	rc = db_query(db, STMT_PERMIT_INSERT, &st, "ittii", a->s->tenant_id,
+	    a->xid, a->owner, a->items[0].fencing_token, a->ttl);
 	if (rc == DB_EUNIQUE) {
 		a->twin = 1;
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK)
-		return rc;
+	if (rc != DB_ROW)
+		return rc == DB_OK ? DB_EFAIL : rc;
+	p->id = db_col_i64(st, 0);
+	p->expires_at = db_col_i64(st, 1);
+	p->created_at = db_col_i64(st, 2);
+	db_reset(st);
 	for (i = 0; i < a->n; i++) {
-		rc = db_exec(db, STMT_PERMIT_ITEM_INSERT, NULL, "iiiiii",
-		    permit_id, ids[i], a->items[i].count,
-		    a->items[i].fencing_token, in_use[i], cap[i]);
+		rc = db_exec(db, STMT_PERMIT_ITEM_INSERT, NULL, "iiiiii", p->id,
+		    ids[i], a->items[i].count, a->items[i].fencing_token,
+		    in_use[i], cap[i]);
 		if (rc != DB_OK)
 			return rc;
 	}
-	rc = read_permit(a->s, db, NULL, permit_id, &a->w);
-	return rc == DB_ROW ? DB_OK : rc == DB_OK ? DB_EFAIL : rc;
+	/* The answer is what was written: no reading back under the
+	 * semaphores' locks. */
+	str_copy(p->external_id, a->xid, sizeof(p->external_id));
+	str_copy(p->owner, a->owner, sizeof(p->owner));
+	p->state = PERMIT_ACQUIRED;
+	p->fencing_token = a->items[0].fencing_token;
+	p->nitems = a->n;
+	for (i = 0; i < a->n; i++)
+		p->items[i] = a->items[i];
+	return DB_OK;
 }
 
 int
@@ -597,8 +603,6 @@ permit_acquire(struct svc *s, const char *xid, const char *owner, int64_t ttl,
 		res->error = ERROR_BAD_REQUEST;
 		return 0;
 	}
-	if ((rc = replay(s, xid, owner, sorted, n, res)) != 0)
-		return rc < 0 ? -1 : 0;
 	memset(&a, 0, sizeof(a));
 	a.s = s;
 	a.xid = xid;
@@ -615,8 +619,22 @@ permit_acquire(struct svc *s, const char *xid, const char *owner, int64_t ttl,
 			return rc < 0 ? -1 : 0;
 		return unavailable(&res->error);
 	}
-	if (rc == DB_ROLLBACK)
+	if (rc == DB_ROLLBACK) {
+		/* Refused; unless it is a retry of a permit that has the room
+		 * itself (a retry is looked for only now: one statement less
+		 * for every new permit). */
+		enum error_word e = res->error;
+		char sem[SEMAPHORE_NAME_MAX + 1];
+
+		str_copy(sem, res->semaphore, sizeof(sem));
+		res->error = ERROR_NONE;
+		res->semaphore[0] = '\0';
+		if ((rc = replay(s, xid, owner, sorted, n, res)) != 0)
+			return rc < 0 ? -1 : 0;
+		res->error = e;
+		str_copy(res->semaphore, sem, sizeof(res->semaphore));
 		return 0; /* res says which semaphore refused */
+	}
 	res->created = 1;
 	res->p = a.w.p;
 	return 0;

@@ -338,17 +338,21 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "AND (expires_at IS NULL OR expires_at > UNIX_TIMESTAMP()) "
 	    "AND EXISTS (SELECT 1 FROM campaigns k WHERE "
 	    "k.id = codes.campaign_id AND " CAMPAIGN_WINDOW_OPEN ")"},
+	/* RETURNING (SQLite 3.35, MariaDB 10.5): the row's id and times by
+	 * the clock under the code's row lock (G6: created_at follows the
+	 * grant order), without a second trip. */
 	S(STMT_HOLD_INSERT)
 	    "INSERT INTO holds (tenant_id, external_id, code_id, campaign_id, "
 	    "account, state, fencing_token, expires_at, created_at) "
 	    "VALUES (?, ?, ?, ?, ?, 'held', ?, UNIX_TIMESTAMP() + ?, "
-	    "UNIX_TIMESTAMP())"},
-	/* Under the code's row lock (the seat was just taken): another live
-	 * hold of the account on the code. holds_campaign_account. */
+	    "UNIX_TIMESTAMP()) RETURNING id, expires_at, created_at"},
+	/* The account's live hold of the code (holds_live said there is
+	 * one) and whether it has lapsed by the database clock. */
 	S(STMT_HOLD_LIVE_OF_ACCOUNT)
-	    "SELECT id FROM holds WHERE campaign_id = ? AND account = ? AND "
-	    "state = 'held' AND code_id = ? AND expires_at > UNIX_TIMESTAMP() "
-	    "LIMIT 1"},
+	    "SELECT id, expires_at <= UNIX_TIMESTAMP() FROM holds WHERE "
+	    "code_id = ? AND account = ? AND state = 'held' LIMIT 1",
+	    "SELECT id, expires_at <= UNIX_TIMESTAMP() FROM holds WHERE "
+	    "code_id = ? AND live_account = ? LIMIT 1"},
 	S(STMT_HOLD_GET)
 	    "SELECT " HOLD_COLUMNS HOLD_FROM
 	    "WHERE h.tenant_id = ? AND h.external_id = ?"},
@@ -425,7 +429,8 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_PERMIT_INSERT)
 	    "INSERT INTO permits (tenant_id, external_id, owner, state, "
 	    "fencing_token, expires_at, created_at) VALUES (?, ?, ?, "
-	    "'acquired', ?, UNIX_TIMESTAMP() + ?, UNIX_TIMESTAMP())"},
+	    "'acquired', ?, UNIX_TIMESTAMP() + ?, UNIX_TIMESTAMP()) "
+	    "RETURNING id, expires_at, created_at"},
 	S(STMT_PERMIT_ITEM_INSERT)
 	    "INSERT INTO permit_items (permit_id, semaphore_id, count, "
 	    "fencing_token, in_use_after, capacity_at, created_at) "

@@ -22,7 +22,12 @@ CREATE TABLE IF NOT EXISTS holds (
 	created_at BIGINT NOT NULL,
 	ended_at BIGINT NULL,
 	redemption_id BIGINT NULL,
+	-- One live hold per account and code (a second would only lock a
+	-- seat out): the account while held, NULL after, under a unique key.
+	live_account VARCHAR(254) AS
+	    (CASE WHEN state = 'held' THEN account END) VIRTUAL,
 	UNIQUE KEY holds_external_id (tenant_id, external_id),
+	UNIQUE KEY holds_live (code_id, live_account),
 	KEY holds_due (state, expires_at),
 	KEY holds_code (code_id, state),
 	KEY holds_campaign_account (campaign_id, account, state),

@@ -29,6 +29,10 @@ CREATE INDEX holds_due ON holds (state, expires_at);
 CREATE INDEX holds_code ON holds (code_id, state);
 CREATE INDEX holds_campaign_account ON holds (campaign_id, account, state);
 CREATE INDEX holds_ended ON holds (ended_at);
+-- One live hold per account and code: a second would only lock a seat
+-- out (G3 gives the account one redemption of the code).
+CREATE UNIQUE INDEX holds_live ON holds (code_id, account)
+    WHERE state = 'held';
 
 -- A named capacity. in_use may exceed capacity only after capacity was
 -- lowered (allowed: it admits nobody until enough permits are released).
