@@ -46,9 +46,10 @@ make_tx(struct db *db, void *arg)
 			return rc;
 		if (n != 1)
 			return DB_ROLLBACK;
+		/* One live hold per account and code: an account each. */
 		rc = db_exec_id(db, STMT_HOLD_INSERT, NULL, NULL, "itiitii",
-		    m->t->tenant, xid, m->t->code_id, m->t->campaign_id,
-		    "sweep@bench", fence, (int64_t)-60);
+		    m->t->tenant, xid, m->t->code_id, m->t->campaign_id, xid,
+		    fence, (int64_t)-60);
 		if (rc != DB_OK)
 			return rc;
 	}
