@@ -57,7 +57,8 @@ esac
 expect 2 "no verb" -- "$R"
 expect 0 "--help" -- "$R" --help
 has "$t/out" "codes generate" "top help lists verbs"
-for v in migrate init "tenant create" "admin create" "apikey create" \
+for v in migrate init "tenant create" "admin create" "admin passwd" \
+	"admin disable" "apikey create" \
 	"apikey list" "apikey revoke" "campaign create" "campaign close" \
 	"campaign list" "codes generate" "codes import" "codes export" \
 	"codes show" redeem "pool claim" reverse revoke verify; do
@@ -162,6 +163,68 @@ has "$t/err" "bad_request" "bad e-mail"
 expect 2 "admin bad role" -- "$R" admin create --email d@example.com \
 	--role god
 expect 2 "admin without e-mail" -- "$R" admin create
+
+# One number from the database (the audit rows the verbs leave).
+sql1() {
+	case $REDEEM_DB in
+	sqlite:*) sqlite3 "${REDEEM_DB#sqlite:}" "$1" ;;
+	mysql://*) mariadb --no-defaults -S "$sock" -uroot -N "$db" -e "$1" ;;
+	esac
+}
+hash_of() { sql1 "SELECT password_hash FROM admins WHERE email = '$1'"; }
+
+# admin passwd and disable, each audited: admin_id 0, from "cli".
+h0=$(hash_of ann@example.com)
+expect 0 "admin passwd, generated" -- "$R" admin passwd \
+	--email " ANN@example.com"
+lines "$t/out" 1 && grep -qx '[A-Za-z0-9]\{20\}' "$t/out" && ok ||
+	bad "admin passwd prints the generated password alone"
+has "$t/err" "ann@example.com in tenant default" "admin passwd names the admin"
+h1=$(hash_of ann@example.com)
+[ -n "$h1" ] && [ "$h1" != "$h0" ] && ok || bad "admin passwd changes the hash"
+expect 0 "admin passwd, stdin" -- stdin_is "an0ther-pass" \
+	"$R" admin passwd --email ann@example.com --password-stdin
+[ ! -s "$t/out" ] && ok || bad "admin passwd: nothing on stdout with stdin"
+[ "$(hash_of ann@example.com)" != "$h1" ] && ok ||
+	bad "admin passwd --password-stdin changes the hash"
+expect 1 "admin passwd unknown" -- "$R" admin passwd \
+	--email nobody@example.com
+has "$t/err" "not_found" "admin passwd unknown is not_found"
+[ -z "$(cat "$t/out")" ] && ok || bad "no password printed for nobody"
+expect 1 "admin passwd short" -- stdin_is short \
+	"$R" admin passwd --email ann@example.com --password-stdin
+has "$t/err" "bad_request" "admin passwd short password"
+expect 1 "admin passwd no stdin" -- no_stdin \
+	"$R" admin passwd --email ann@example.com --password-stdin
+expect 1 "admin passwd bad e-mail" -- "$R" admin passwd --email nobody
+has "$t/err" "bad_request" "admin passwd bad e-mail"
+expect 2 "admin passwd without e-mail" -- "$R" admin passwd
+expect 2 "admin passwd unknown option" -- "$R" admin passwd \
+	--email ann@example.com --role owner
+expect 1 "admin passwd, unknown tenant" -- "$R" admin passwd \
+	--email ann@example.com --tenant nosuch
+has "$t/err" "not_found" "admin passwd, unknown tenant"
+expect 0 "admin disable" -- "$R" admin disable --email Bob@example.com
+has "$t/out" "disabled admin bob@example.com in tenant default" \
+	"admin disable names the admin"
+expect 0 "admin disable again (idempotent)" -- "$R" admin disable \
+	--email bob@example.com
+expect 1 "admin disable unknown" -- "$R" admin disable \
+	--email nobody@example.com
+has "$t/err" "not_found" "admin disable unknown is not_found"
+expect 2 "admin disable without e-mail" -- "$R" admin disable
+[ "$(sql1 "SELECT COUNT(*) FROM admins WHERE email = 'bob@example.com' \
+	AND disabled_at IS NOT NULL")" = 1 ] && ok || bad "bob is disabled"
+[ "$(sql1 "SELECT COUNT(*) FROM audit_log WHERE admin_id = 0 AND \
+	ip = 'cli' AND action = 'admin.passwd' AND \
+	object = 'ann@example.com'")" = 2 ] && ok ||
+	bad "two admin.passwd audit rows"
+[ "$(sql1 "SELECT COUNT(*) FROM audit_log WHERE admin_id = 0 AND \
+	ip = 'cli' AND action = 'admin.disable' AND \
+	object = 'bob@example.com'")" = 2 ] && ok ||
+	bad "two admin.disable audit rows"
+[ "$(sql1 "SELECT COUNT(*) FROM audit_log")" = 4 ] && ok ||
+	bad "refusals write no audit row"
 
 # Campaigns.
 expect 0 "campaign create" -- "$R" campaign create --name spring \

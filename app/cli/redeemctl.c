@@ -15,8 +15,10 @@
 #include "../lib/str.h"
 #include "../db/db.h"
 #include "../db/migrate.h"
+#include "../core/account.h"
 #include "../core/admin.h"
 #include "../core/apikey.h"
+#include "../core/audit.h"
 #include "../core/campaigns.h"
 #include "../core/codes.h"
 #include "../core/redeem.h"
@@ -736,6 +738,85 @@ v_admin_create(struct cmd *c, const char **pos, int npos)
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
 }
 
+/* The audit row of an operator's change (admin_id 0, from "cli"). The
+ * change is made by then, so a failure here is reported, not undone. */
+static int
+audit_cli(struct cmd *c, const char *action, const char *object, int rc)
+{
+	enum error_word e;
+
+	e = audit_write(&the_svc, 0, "cli", action, object, NULL);
+	if (e != ERROR_NONE)
+		return fail(
+		    c->verb, e, "done, but its audit row could not be written");
+	return rc;
+}
+
+static int
+v_admin_passwd(struct cmd *c, const char **pos, int npos)
+{
+	char pw[ADMIN_PASSWORD_MAX + 2], gen[ADMIN_PASSWORD_GEN + 1];
+	char canon[ACCOUNT_MAX + 1];
+	const char *email = opt_req(c, "email");
+	int from_stdin = opts_get(c, "password-stdin") != NULL, rc;
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	if (from_stdin && read_password(pw, sizeof(pw)) == -1) {
+		explicit_bzero(pw, sizeof(pw));
+		return fail(c->verb, ERROR_BAD_REQUEST,
+		    "no password on standard input, or one longer than 256 "
+		    "bytes");
+	}
+	e = admin_passwd(tsvc(c), email, from_stdin ? pw : NULL, gen);
+	explicit_bzero(pw, sizeof(pw));
+	if (e != ERROR_NONE) {
+		explicit_bzero(gen, sizeof(gen));
+		return fail(c->verb, e,
+		    e == ERROR_NOT_FOUND ? "no admin with that e-mail in the "
+					   "tenant"
+		    : e == ERROR_BAD_REQUEST
+			? "want an e-mail address and a password of 8 to 256 "
+			  "bytes"
+			: NULL);
+	}
+	if (admin_email_canonical(email, canon) == -1)
+		canon[0] = '\0'; /* unreachable: admin_passwd took it */
+	fprintf(stderr,
+	    "changed the password of %s in tenant %s; its sessions are "
+	    "ended\n",
+	    canon, the_svc.tenant);
+	if (!from_stdin)
+		puts(gen);
+	explicit_bzero(gen, sizeof(gen));
+	rc = fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+	return audit_cli(c, "admin.passwd", canon, rc);
+}
+
+static int
+v_admin_disable(struct cmd *c, const char **pos, int npos)
+{
+	char canon[ACCOUNT_MAX + 1];
+	const char *email = opt_req(c, "email");
+	enum error_word e;
+
+	(void)pos;
+	(void)npos;
+	if ((e = admin_disable(tsvc(c), email)) != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_NOT_FOUND ? "no admin with that e-mail in the "
+					   "tenant"
+		    : e == ERROR_BAD_REQUEST ? "want an e-mail address"
+					     : NULL);
+	if (admin_email_canonical(email, canon) == -1)
+		canon[0] = '\0'; /* unreachable: admin_disable took it */
+	printf("disabled admin %s in tenant %s; its sessions are ended\n",
+	    canon, the_svc.tenant);
+	return audit_cli(
+	    c, "admin.disable", canon, fflush(stdout) == 0 ? 0 : EXIT_FAILED);
+}
+
 struct first_run {
 	struct svc *s;
 	char password[ADMIN_PASSWORD_GEN + 1];
@@ -879,6 +960,20 @@ static struct opt o_admin_create[] = {
     TENANT_OPT,
     {NULL, NULL, NULL, NULL},
 };
+static struct opt o_admin_passwd[] = {
+    {"email", "E", "the admin's e-mail", NULL},
+    {"password-stdin", NULL,
+	"read the new password (8-256 bytes) from one line of standard "
+	"input; without it one is generated and printed",
+	NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
+};
+static struct opt o_admin_disable[] = {
+    {"email", "E", "the admin's e-mail", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
+};
 
 static struct verb verbs[] = {
     {{"migrate", "",
@@ -900,6 +995,17 @@ static struct verb verbs[] = {
 	 "on standard output unless --password-stdin.",
 	 o_admin_create, 0, 0},
 	v_admin_create},
+    {{"admin passwd", "",
+	 "Sets a dashboard admin's password and ends all its sessions; "
+	 "prints the generated password alone on standard output unless "
+	 "--password-stdin. Audited as admin.passwd.",
+	 o_admin_passwd, 0, 0},
+	v_admin_passwd},
+    {{"admin disable", "",
+	 "Disables a dashboard admin (idempotent): its sessions end and it "
+	 "cannot log in any more. Audited as admin.disable.",
+	 o_admin_disable, 0, 0},
+	v_admin_disable},
     {{"apikey create", "",
 	 "Creates an API key and prints it alone on standard output: it is "
 	 "shown this once and stored only as a hash.",

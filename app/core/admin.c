@@ -54,8 +54,8 @@ admin_role_parse(const char *s, enum admin_role *out)
 }
 
 /* The canonical account form, and something@something without spaces. */
-static int
-email_canonical(const char *in, char out[ACCOUNT_MAX + 1])
+int
+admin_email_canonical(const char *in, char *out)
 {
 	const char *at;
 
@@ -100,6 +100,7 @@ admin_from_row(struct db_stmt *st, struct admin *a)
 	    admin_role_parse(t, &a->role) == -1)
 		a->role = ADMIN_VIEWER; /* the CHECK keeps this unreachable */
 	a->created_at = db_col_i64(st, 3);
+	a->disabled_at = db_col_null(st, 4) ? 0 : db_col_i64(st, 4);
 }
 
 static enum error_word
@@ -129,7 +130,8 @@ admin_create(struct svc *s, const char *email, enum admin_role role,
 
 	if (generated != NULL)
 		generated[0] = '\0';
-	if ((unsigned)role >= ADMIN__MAX || email_canonical(email, canon) == -1)
+	if ((unsigned)role >= ADMIN__MAX ||
+	    admin_email_canonical(email, canon) == -1)
 		return ERROR_BAD_REQUEST;
 	if (password == NULL) {
 		if (generated == NULL)
@@ -164,6 +166,22 @@ admin_create(struct svc *s, const char *email, enum admin_role role,
 	return ERROR_NONE;
 }
 
+int
+admin_password_verify(const char *hash, const char *password)
+{
+	char h[crypto_pwhash_STRBYTES];
+	int real, ok;
+
+	real = hash != NULL && str_copy(h, hash, sizeof(h)) == 0;
+	if (!real)
+		str_copy(h, dummy_hash, sizeof(h));
+	/* The verify runs whatever the hash: the same work either way. */
+	ok = crypto_pwhash_str_verify(h, password ? password : "",
+		 password ? strnlen(password, ADMIN_PASSWORD_MAX + 1) : 0) == 0;
+	sodium_memzero(h, sizeof(h));
+	return real && ok && password_ok(password);
+}
+
 enum error_word
 admin_check_password(
     struct svc *s, const char *email, const char *password, struct admin *out)
@@ -177,27 +195,22 @@ admin_check_password(
 	memset(&a, 0, sizeof(a));
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
-	str_copy(hash, dummy_hash, sizeof(hash));
-	if (email_canonical(email, canon) == 0) {
+	if (admin_email_canonical(email, canon) == 0) {
 		rc = db_query(
 		    s->db, STMT_ADMIN_BY_EMAIL, &st, "it", s->tenant_id, canon);
 		if (rc != DB_ROW && rc != DB_OK)
 			return svc_db_error(rc);
 		if (rc == DB_ROW) {
 			admin_from_row(st, &a);
-			h = db_col_text(st, 4);
+			h = db_col_text(st, 5);
 			found =
 			    h != NULL && str_copy(hash, h, sizeof(hash)) == 0;
-			if (!found)
-				str_copy(hash, dummy_hash, sizeof(hash));
 			db_reset(st);
 		}
 	}
-	/* The verify runs whatever was found: the same work either way. */
-	ok = crypto_pwhash_str_verify(hash, password ? password : "",
-		 password ? strnlen(password, ADMIN_PASSWORD_MAX + 1) : 0) == 0;
+	ok = admin_password_verify(found ? hash : NULL, password);
 	sodium_memzero(hash, sizeof(hash));
-	if (!found || !ok || !password_ok(password))
+	if (!ok || a.disabled_at != 0)
 		return ERROR_UNAUTHORIZED;
 	if (out != NULL)
 		*out = a;
@@ -219,4 +232,109 @@ admin_count(struct svc *s, int64_t *n)
 	*n = db_col_i64(st, 0);
 	db_reset(st);
 	return ERROR_NONE;
+}
+
+/* admin_passwd and admin_disable: one change to the admin's row and the
+ * end of its sessions, together. */
+struct change_tx {
+	struct svc *s;
+	const char *email; /* canonical */
+	const char *hash;  /* the new password's; NULL: disable */
+	enum error_word e;
+};
+
+static int
+change_tx(struct db *db, void *arg)
+{
+	struct change_tx *t = arg;
+	struct db_stmt *st;
+	int64_t id;
+	int rc;
+
+	t->e = ERROR_NONE;
+	rc = db_query(
+	    db, STMT_ADMIN_BY_EMAIL, &st, "it", t->s->tenant_id, t->email);
+	if (rc == DB_OK) {
+		t->e = ERROR_NOT_FOUND;
+		return DB_ROLLBACK;
+	}
+	if (rc != DB_ROW)
+		return rc;
+	id = db_col_i64(st, 0);
+	db_reset(st);
+	if (t->hash != NULL)
+		rc = db_exec(db, STMT_ADMIN_SET_PASSWORD, NULL, "tii", t->hash,
+		    id, t->s->tenant_id);
+	else
+		rc = db_exec(
+		    db, STMT_ADMIN_DISABLE, NULL, "ii", id, t->s->tenant_id);
+	if (rc != DB_OK)
+		return rc;
+	return db_exec(
+	    db, STMT_SESSION_END_ADMIN, NULL, "ii", id, t->s->tenant_id);
+}
+
+static enum error_word
+change(struct svc *s, const char *canon, const char *hash)
+{
+	struct change_tx t = {s, canon, hash, ERROR_NONE};
+	int rc;
+
+	rc = db_transact(s->db, DB_TX_WRITE, change_tx, &t);
+	if (rc == DB_ROLLBACK)
+		return t.e;
+	if (rc != DB_OK)
+		return svc_db_error(rc);
+	return ERROR_NONE;
+}
+
+enum error_word
+admin_passwd(
+    struct svc *s, const char *email, const char *password, char *generated)
+{
+	char canon[ACCOUNT_MAX + 1], hash[crypto_pwhash_STRBYTES];
+	enum error_word e;
+
+	if (generated != NULL)
+		generated[0] = '\0';
+	if (admin_email_canonical(email, canon) == -1)
+		return ERROR_BAD_REQUEST;
+	if (password == NULL) {
+		if (generated == NULL)
+			return ERROR_BAD_REQUEST;
+		password_generate(generated);
+		password = generated;
+	} else if (!password_ok(password))
+		return ERROR_BAD_REQUEST;
+	/* Hashed before the transaction: argon2 takes its time, the
+	 * transaction should not. */
+	if (crypto_pwhash_str(hash, password, strlen(password), ADMIN_OPSLIMIT,
+		ADMIN_MEMLIMIT) != 0) {
+		log_err("admin passwd: out of memory hashing a password");
+		e = ERROR_UNAVAILABLE;
+	} else
+		e = change(s, canon, hash);
+	sodium_memzero(hash, sizeof(hash));
+	if (e != ERROR_NONE) {
+		if (generated != NULL)
+			sodium_memzero(generated, ADMIN_PASSWORD_GEN + 1);
+		return e;
+	}
+	log_info("admin passwd: %s in tenant %s; its sessions ended", canon,
+	    s->tenant);
+	return ERROR_NONE;
+}
+
+enum error_word
+admin_disable(struct svc *s, const char *email)
+{
+	char canon[ACCOUNT_MAX + 1];
+	enum error_word e;
+
+	if (admin_email_canonical(email, canon) == -1)
+		return ERROR_BAD_REQUEST;
+	if ((e = change(s, canon, NULL)) == ERROR_NONE)
+		log_info("admin disable: %s in tenant %s; its sessions ended",
+		    canon, s->tenant);
+	return e;
 }

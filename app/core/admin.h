@@ -21,6 +21,7 @@ struct admin {
 	char email[255];
 	enum admin_role role;
 	int64_t created_at;
+	int64_t disabled_at; /* 0: enabled */
 };
 
 const char *admin_role_name(enum admin_role);
@@ -32,12 +33,36 @@ int admin_role_parse(const char *, enum admin_role *);
 enum error_word admin_create(struct svc *, const char *email, enum admin_role,
     const char *password, char *generated, struct admin *out);
 
-/* ERROR_NONE when the password is right, ERROR_UNAUTHORIZED otherwise
- * (unknown e-mail included, in about the same time). */
+/* ERROR_NONE when the password is right and the admin enabled,
+ * ERROR_UNAUTHORIZED otherwise (unknown e-mail and disabled admin
+ * included, in about the same time). */
 enum error_word admin_check_password(
     struct svc *, const char *email, const char *password, struct admin *out);
 
 /* How many admins the tenant has (for the first-run set-up). */
 enum error_word admin_count(struct svc *, int64_t *n);
+
+/* A new password for the tenant's admin with that e-mail (password NULL:
+ * one is generated into generated[ADMIN_PASSWORD_GEN + 1], as for
+ * admin_create); every session of that admin ends in the same
+ * transaction. ERROR_NOT_FOUND when the tenant has no such admin,
+ * ERROR_BAD_REQUEST for a bad e-mail or password. A disabled admin stays
+ * disabled. */
+enum error_word admin_passwd(
+    struct svc *, const char *email, const char *password, char *generated);
+/* Disables the tenant's admin with that e-mail (idempotent: the first
+ * disabled_at stays) and ends its sessions; it cannot log in any more.
+ * ERROR_NOT_FOUND when there is none, ERROR_BAD_REQUEST when email is
+ * not an e-mail. */
+enum error_word admin_disable(struct svc *, const char *email);
+
+/* For logins across tenants (session.c). The canonical form of an
+ * admin's e-mail into out[ACCOUNT_MAX + 1]: 0, or -1 when it is not an
+ * e-mail. */
+int admin_email_canonical(const char *in, char *out);
+/* 1 when password (ADMIN_PASSWORD_MIN..MAX bytes) matches hash (a
+ * crypto_pwhash_str string); hash NULL checks against a hash nobody's
+ * password matches, in about the same time, and gives 0. */
+int admin_password_verify(const char *hash, const char *password);
 
 #endif

@@ -11,6 +11,8 @@
 #include "../db/db.h"
 #include "errors.h"
 
+#define TENANT_NAME_MAX 64 /* a tenant's name: 1-64 of [A-Za-z0-9._-] */
+
 struct svc_config {
 	int64_t abuse_limit_client;  /* counted failures per client key */
 	int64_t abuse_limit_account; /* counted failures per account */
@@ -20,7 +22,7 @@ struct svc_config {
 struct svc {
 	struct db *db;
 	int64_t tenant_id;
-	char tenant[65];
+	char tenant[TENANT_NAME_MAX + 1];
 	int64_t unchecked_codes; /* read at svc_open */
 	struct svc_config cfg;
 };

@@ -9,6 +9,7 @@
 #include "../lib/str.h"
 #include "holds.h"
 #include "permits.h"
+#include "session.h"
 #include "svc.h"
 #include "sweep.h"
 #include "webhooks.h"
@@ -181,14 +182,21 @@ static enum error_word
 job_cleanup(struct run *u)
 {
 	struct svc_config cfg;
+	struct session_config sc;
 	struct batch_tx t = {STMT_SWEEP_CLEANUP_ABUSE, "ii", 0, SWEEP_BATCH, 0};
 
-	/* Failed attempts older than the gate's window count for nothing;
-	 * holds and permits that ended more than a week ago go. */
+	/* Failed attempts older than the gate's window (or the login
+	 * throttle's, which shares the table) count for nothing; holds,
+	 * permits and admin sessions that ended more than a week ago go. */
 	svc_config_defaults(&cfg);
-	t.a = cfg.abuse_window;
+	session_config_defaults(&sc);
+	t.a = cfg.abuse_window > sc.login_window ? cfg.abuse_window
+						 : sc.login_window;
 	if (batches(u, &t) != ERROR_NONE ||
-	    each_batch_aged(u, hold_cleanup, SWEEP_KEEP_SECONDS) != ERROR_NONE)
+	    each_batch_aged(u, hold_cleanup, SWEEP_KEEP_SECONDS) !=
+		ERROR_NONE ||
+	    each_batch_aged(u, session_cleanup, SWEEP_KEEP_SECONDS) !=
+		ERROR_NONE)
 		return ERROR_UNAVAILABLE;
 	return each_batch_aged(u, permit_cleanup, SWEEP_KEEP_SECONDS);
 }

@@ -72,5 +72,7 @@ Suite *suite_holds(void);
 Suite *suite_permits(void);
 Suite *suite_webhooks(void);
 Suite *suite_sweep(void);
+Suite *suite_session(void);
+Suite *suite_audit(void);
 
 #endif

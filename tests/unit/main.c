@@ -17,7 +17,7 @@ main(void)
 	    suite_campaigns, suite_codes, suite_redeem, suite_pool,
 	    suite_reverse, suite_abuse, suite_verify, suite_race, suite_web,
 	    suite_apikey, suite_holds, suite_permits, suite_webhooks,
-	    suite_sweep};
+	    suite_sweep, suite_session, suite_audit};
 	const char *b = getenv("REDEEM_TEST_DB");
 	SRunner *sr;
 	size_t i;
