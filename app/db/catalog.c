@@ -22,7 +22,7 @@
 	"c.expires_at, c.created_at"
 #define APIKEY_COLUMNS                                                    \
 	"a.id, a.lookup, a.scope, a.label, a.created_at, a.revoked_at"
-#define ADMIN_COLUMNS "id, email, role, created_at"
+#define ADMIN_COLUMNS "id, email, role, created_at, disabled_at"
 #define CAMPAIGN_WINDOW_OPEN                                              \
 	"k.state = 'open'"                                                \
 	" AND (k.starts_at IS NULL OR k.starts_at <= UNIX_TIMESTAMP())"   \
@@ -697,6 +697,144 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "'expired') AND ((CASE WHEN state IN ('redeemed', 'exhausted') "
 	    "THEN 1 ELSE 0 END) <> (CASE WHEN uses = max_uses THEN 1 ELSE 0 "
 	    "END) OR (state = 'redeemed' AND max_uses <> 1)) ORDER BY id"},
+
+	/* admin dashboard pages */
+	/* Redemptions per UTC day from ? (a midnight): day 0, 1, ...;
+	 * integer division in both dialects. */
+	S(STMT_ADMIN_STATS_PER_DAY)
+	    "SELECT (r.redeemed_at - ?) / 86400 AS d, COUNT(*) FROM "
+	    "redemptions r WHERE r.tenant_id = ? AND r.redeemed_at >= ? "
+	    "GROUP BY d",
+	    "SELECT (r.redeemed_at - ?) DIV 86400 AS d, COUNT(*) FROM "
+	    "redemptions r WHERE r.tenant_id = ? AND r.redeemed_at >= ? "
+	    "GROUP BY d"},
+	S(STMT_ADMIN_STATS_TOP_CAMPAIGNS)
+	    "SELECT k.name, COUNT(*) AS n FROM redemptions r JOIN campaigns k "
+	    "ON k.id = r.campaign_id WHERE r.tenant_id = ? AND "
+	    "r.redeemed_at >= ? GROUP BY k.id, k.name ORDER BY n DESC, k.name "
+	    "LIMIT ?"},
+	/* Live holds, leaked holds (past their TTL, not swept) and leaked
+	 * permits (past their TTL or older than the staleness limit ?). */
+	S(STMT_ADMIN_STATS_LEASES)
+	    "SELECT (SELECT COUNT(*) FROM holds WHERE tenant_id = ? AND "
+	    "state = 'held' AND expires_at > UNIX_TIMESTAMP()), "
+	    "(SELECT COUNT(*) FROM holds WHERE tenant_id = ? AND "
+	    "state = 'held' AND expires_at <= UNIX_TIMESTAMP()), "
+	    "(SELECT COUNT(*) FROM permits WHERE tenant_id = ? AND "
+	    "state = 'acquired' AND (expires_at <= UNIX_TIMESTAMP() OR "
+	    "created_at <= UNIX_TIMESTAMP() - ?))"},
+	/* Enabled endpoints with deliveries retrying (an attempt failed)
+	 * or dead within the last ? seconds, and the newest such
+	 * delivery's answer. */
+	S(STMT_ADMIN_STATS_FAILING_WEBHOOKS)
+	    "SELECT w.id, w.url, "
+	    "SUM(CASE WHEN d.state = 'pending' THEN 1 ELSE 0 END), "
+	    "SUM(CASE WHEN d.state = 'dead' THEN 1 ELSE 0 END), "
+	    "MAX(d.last_attempt_at), "
+	    "(SELECT x.last_status FROM webhook_deliveries x WHERE "
+	    "x.endpoint_id = w.id AND x.state <> 'delivered' AND "
+	    "x.last_attempt_at IS NOT NULL ORDER BY x.last_attempt_at DESC, "
+	    "x.id DESC LIMIT 1), "
+	    "(SELECT x.last_error FROM webhook_deliveries x WHERE "
+	    "x.endpoint_id = w.id AND x.state <> 'delivered' AND "
+	    "x.last_attempt_at IS NOT NULL ORDER BY x.last_attempt_at DESC, "
+	    "x.id DESC LIMIT 1) "
+	    "FROM webhook_endpoints w JOIN webhook_deliveries d "
+	    "ON d.endpoint_id = w.id WHERE w.tenant_id = ? AND w.enabled = 1 "
+	    "AND d.tenant_id = ? AND ((d.state = 'pending' AND d.attempts > 1) "
+	    "OR d.state = 'dead') AND COALESCE(d.last_attempt_at, "
+	    "d.created_at) >= UNIX_TIMESTAMP() - ? "
+	    "GROUP BY w.id, w.url ORDER BY w.id LIMIT ?"},
+
+	/* admin sessions and audit */
+	/* A login looks the e-mail up in every tenant, oldest admin first;
+	 * the password decides which (if any) it is. */
+	S(STMT_ADMIN_LOGIN_CANDIDATES)
+	    "SELECT a.id, a.email, a.role, a.created_at, a.disabled_at, "
+	    "a.password_hash, a.tenant_id, t.name FROM admins a "
+	    "JOIN tenants t ON t.id = a.tenant_id WHERE a.email = ? "
+	    "ORDER BY a.id LIMIT ?"},
+	S(STMT_ADMIN_SET_PASSWORD)
+	    "UPDATE admins SET password_hash = ? "
+	    "WHERE id = ? AND tenant_id = ?"},
+	S(STMT_ADMIN_DISABLE)
+	    "UPDATE admins SET disabled_at = "
+	    "COALESCE(disabled_at, UNIX_TIMESTAMP()) "
+	    "WHERE id = ? AND tenant_id = ?"},
+	/* Failed logins share the abuse gate's table under tenant 0 (no
+	 * tenant has it): kind 3 the client address, kind 4 the e-mail;
+	 * the counts in the window and when the oldest of each leaves it. */
+	S(STMT_LOGIN_THROTTLE)
+	    "SELECT "
+	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = 0 "
+	    "AND kind = 3 AND subject = ? AND at > UNIX_TIMESTAMP() - ?), "
+	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = 0 "
+	    "AND kind = 4 AND subject = ? AND at > UNIX_TIMESTAMP() - ?), "
+	    "(SELECT MIN(at) FROM abuse_failures WHERE tenant_id = 0 "
+	    "AND kind = 3 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
+	    "+ ? - UNIX_TIMESTAMP(), "
+	    "(SELECT MIN(at) FROM abuse_failures WHERE tenant_id = 0 "
+	    "AND kind = 4 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
+	    "+ ? - UNIX_TIMESTAMP()"},
+	S(STMT_SESSION_INSERT)
+	    "INSERT INTO admin_sessions (tenant_id, admin_id, token_hash, "
+	    "csrf, ip, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, "
+	    "UNIX_TIMESTAMP(), UNIX_TIMESTAMP())"},
+	/* A live session of an enabled admin: not ended, seen within the
+	 * idle limit, younger than the absolute one (both ? seconds). */
+	S(STMT_SESSION_LOOKUP)
+	    "SELECT s.id, s.tenant_id, s.admin_id, t.name, a.email, a.role, "
+	    "s.csrf, s.created_at, s.last_seen_at, s.token_hash, "
+	    "UNIX_TIMESTAMP() FROM admin_sessions s "
+	    "JOIN admins a ON a.id = s.admin_id AND a.tenant_id = s.tenant_id "
+	    "JOIN tenants t ON t.id = s.tenant_id "
+	    "WHERE s.token_hash = ? AND s.ended_at IS NULL "
+	    "AND a.disabled_at IS NULL "
+	    "AND s.last_seen_at > UNIX_TIMESTAMP() - ? "
+	    "AND s.created_at > UNIX_TIMESTAMP() - ?"},
+	/* At most once a minute, and never reviving a lapsed session. */
+	S(STMT_SESSION_TOUCH)
+	    "UPDATE admin_sessions SET last_seen_at = UNIX_TIMESTAMP() "
+	    "WHERE id = ? AND ended_at IS NULL "
+	    "AND last_seen_at <= UNIX_TIMESTAMP() - 60 "
+	    "AND last_seen_at > UNIX_TIMESTAMP() - ?"},
+	S(STMT_SESSION_END)
+	    "UPDATE admin_sessions SET ended_at = UNIX_TIMESTAMP() "
+	    "WHERE token_hash = ? AND ended_at IS NULL"},
+	S(STMT_SESSION_END_ADMIN)
+	    "UPDATE admin_sessions SET ended_at = UNIX_TIMESTAMP() "
+	    "WHERE admin_id = ? AND tenant_id = ? AND ended_at IS NULL"},
+	/* The cleanup job's picks (age, limit): ended, idle past the limit,
+	 * or past the absolute limit, each more than age seconds ago (the
+	 * caller adds the limit to age). */
+	S(STMT_SESSION_ENDED_OLD)
+	    "SELECT id FROM admin_sessions WHERE ended_at IS NOT NULL "
+	    "AND ended_at <= UNIX_TIMESTAMP() - ? ORDER BY id LIMIT ?"},
+	S(STMT_SESSION_IDLE_OLD)
+	    "SELECT id FROM admin_sessions WHERE ended_at IS NULL "
+	    "AND last_seen_at <= UNIX_TIMESTAMP() - ? ORDER BY id LIMIT ?"},
+	S(STMT_SESSION_ABSOLUTE_OLD)
+	    "SELECT id FROM admin_sessions WHERE ended_at IS NULL "
+	    "AND created_at <= UNIX_TIMESTAMP() - ? ORDER BY id LIMIT ?"},
+	S(STMT_SESSION_DELETE) "DELETE FROM admin_sessions WHERE id = ?"},
+	/* The e-mail is the one given, else the admin's as it is now. */
+	S(STMT_AUDIT_INSERT)
+	    "INSERT INTO audit_log (tenant_id, admin_id, email, ip, action, "
+	    "object, detail, at) VALUES (?, ?, COALESCE(?, (SELECT a.email "
+	    "FROM admins a WHERE a.id = ? AND a.tenant_id = ?), ''), ?, ?, "
+	    "?, ?, UNIX_TIMESTAMP())"},
+	/* Newest first below an id, in [since, until), one e-mail or any
+	 * (''); with an action it follows (tenant_id, action, id). */
+#define AUDIT_COLUMNS                                                     \
+	"id, tenant_id, admin_id, at, email, ip, action, object, detail"
+	S(STMT_AUDIT_LIST)
+	    "SELECT " AUDIT_COLUMNS " FROM audit_log WHERE tenant_id = ? "
+	    "AND id < ? AND at >= ? AND at < ? AND (? = '' OR email = ?) "
+	    "ORDER BY id DESC LIMIT ?"},
+	S(STMT_AUDIT_LIST_ACTION)
+	    "SELECT " AUDIT_COLUMNS " FROM audit_log WHERE tenant_id = ? "
+	    "AND action = ? AND id < ? AND at >= ? AND at < ? "
+	    "AND (? = '' OR email = ?) ORDER BY id DESC LIMIT ?"},
 
 	S(STMT_BENCH_RAW_CLAIM)
 	    "UPDATE codes SET "

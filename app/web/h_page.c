@@ -128,8 +128,9 @@ page_error(struct web *w, struct req *req, struct resp *resp, enum error_word e,
 	char status[8];
 	int code = error_http_status(e);
 
-	(void)req;
 	(void)detail; /* integrators' words; the page speaks plainly */
+	if (admin_area(req->path))
+		return admin_error(w, req, resp, e, NULL);
 	if (e == ERROR_UNAVAILABLE && resp->retry_after <= 0)
 		resp->retry_after = 2;
 	snprintf(status, sizeof(status), "%d", code);
@@ -179,8 +180,8 @@ csrf_valid(struct web *w, const char *tok)
 }
 
 /* The token of the cookie when it is still good, else a new one (set). */
-static const char *
-csrf_token(struct web *w, struct req *req, struct resp *resp)
+const char *
+web_csrf_token(struct web *w, struct req *req, struct resp *resp)
 {
 	const char *have;
 	char *tok;
@@ -198,8 +199,8 @@ csrf_token(struct web *w, struct req *req, struct resp *resp)
 	return tok;
 }
 
-static int
-csrf_check(struct web *w, struct req *req)
+int
+web_csrf_check(struct web *w, struct req *req)
 {
 	const char *field = kv_get(&req->form, "csrf"), *cookie;
 
@@ -215,7 +216,7 @@ render_redeem(struct web *w, struct req *req, struct resp *resp, struct tval *v,
     int status)
 {
 	v[RK_TITLE] = tv("Redeem a code");
-	if ((v[RK_CSRF].s = csrf_token(w, req, resp)) == NULL)
+	if ((v[RK_CSRF].s = web_csrf_token(w, req, resp)) == NULL)
 		return page_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	v[RK_CSRF].type = TV_STR;
 	buf_reset(&resp->body);
@@ -285,7 +286,7 @@ h_page_redeem_post(struct web *w, struct req *req, struct resp *resp)
 		v[RK_CODE] = tv(code);
 	if (account != NULL && strlen(account) <= ACCOUNT_MAX)
 		v[RK_ACCOUNT] = tv(account);
-	if (!csrf_check(w, req)) {
+	if (!web_csrf_check(w, req)) {
 		e = ERROR_FORBIDDEN;
 	} else if (code == NULL || account == NULL || *code == '\0' ||
 		   *account == '\0' || kv_count(&req->form, "code") > 1 ||

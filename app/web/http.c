@@ -161,3 +161,10 @@ resp_redirect(struct resp *r, const char *location)
 	resp_header(r, "Location", location);
 	return resp_text(r, 302, "");
 }
+
+int
+resp_see_other(struct resp *r, const char *location)
+{
+	resp_header(r, "Location", location);
+	return resp_text(r, 303, "");
+}

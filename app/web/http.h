@@ -17,6 +17,7 @@
 
 struct arena;
 struct json_t;
+struct session;
 
 #define HTTP_BODY_MAX (1024 * 1024)
 #define HTTP_PARAMS_MAX 4
@@ -57,6 +58,10 @@ struct req {
 	struct json_t *json;  /* a JSON body (API POST/PUT) */
 	struct svc svc;       /* the tenant the credentials or page name */
 	const char *who;      /* the API key's label or lookup, for records */
+	/* An admin page's session (in req->a) and its cookie's token; NULL
+	 * outside the dashboard or without a valid session. */
+	const struct session *sess;
+	const char *sess_token;
 };
 
 struct resp {
@@ -84,5 +89,7 @@ int resp_json(struct resp *, int status, struct json_t *obj);
 int resp_api_error(struct resp *, enum error_word, const char *detail);
 int resp_text(struct resp *, int status, const char *text);
 int resp_redirect(struct resp *, const char *location);
+/* 303 See Other: where a form post sends the browser next (a GET). */
+int resp_see_other(struct resp *, const char *location);
 
 #endif

@@ -16,10 +16,13 @@
 #include "web.h"
 
 enum route_auth {
-	AUTH_NONE,   /* no database either (ping) */
-	AUTH_PUBLIC, /* pages: the public tenant */
-	AUTH_REDEEM, /* API key, scope redeem or admin */
-	AUTH_ADMIN,  /* API key, scope admin */
+	AUTH_NONE,    /* no database either (ping) */
+	AUTH_PUBLIC,  /* pages: the public tenant */
+	AUTH_REDEEM,  /* API key, scope redeem or admin */
+	AUTH_ADMIN,   /* API key, scope admin */
+	AUTH_LOGIN,   /* the database, no credentials: the login form */
+	AUTH_SESSION, /* an admin session; a POST carries its CSRF token */
+	AUTH_SESSION_WRITE, /* the same, and a role that changes things */
 	AUTH__MAX
 };
 
@@ -76,6 +79,26 @@ static const struct route routes[] = {
 	h_api_webhook_create},
     {HTTP_POST, "/api/v1/codes/*/revoke", AUTH_ADMIN, BODY_JSON,
 	h_api_code_revoke},
+    /* The dashboard. Paths without a route still pass the session gate
+     * (dispatch), so nobody learns which exist without signing in. */
+    {HTTP_GET, "/admin", AUTH_NONE, BODY_NONE, h_admin_root},
+    {HTTP_GET, "/admin/login", AUTH_LOGIN, BODY_NONE, h_admin_login_form},
+    {HTTP_POST, "/admin/login", AUTH_LOGIN, BODY_FORM, h_admin_login},
+    {HTTP_POST, "/admin/logout", AUTH_SESSION, BODY_FORM, h_admin_logout},
+    {HTTP_GET, "/admin/", AUTH_SESSION, BODY_NONE, h_admin_overview},
+    {HTTP_GET, "/admin/campaigns", AUTH_SESSION, BODY_NONE,
+	h_admin_placeholder},
+    {HTTP_GET, "/admin/codes", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
+    {HTTP_GET, "/admin/redemptions", AUTH_SESSION, BODY_NONE,
+	h_admin_placeholder},
+    {HTTP_GET, "/admin/semaphores", AUTH_SESSION, BODY_NONE,
+	h_admin_placeholder},
+    {HTTP_GET, "/admin/leaked", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
+    {HTTP_GET, "/admin/webhooks", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
+    {HTTP_GET, "/admin/keys", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
+    {HTTP_GET, "/admin/audit", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
+    {HTTP_POST, "/admin/webhooks/*/disable", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_webhook_disable},
 };
 
 /* Matches path against pattern, storing the '*' segments in req. */
@@ -144,6 +167,10 @@ authenticate(
 	enum error_word e;
 	const char *key;
 
+	if (auth == AUTH_LOGIN)
+		return 0;
+	if (auth == AUTH_SESSION || auth == AUTH_SESSION_WRITE)
+		return req->sess != NULL ? 0 : admin_gate_session(w, req, resp);
 	if (auth == AUTH_PUBLIC) {
 		e = svc_open(&req->svc, w->db, w->tenant);
 		if (e == ERROR_NOT_FOUND)
@@ -239,6 +266,16 @@ dispatch(struct web *w, struct req *req, struct resp *resp)
 		if (routes[i].method == m)
 			rt = &routes[i];
 	}
+	/* The dashboard answers 404 and 405 only to a session. */
+	if (admin_area(req->path) &&
+	    (rt == NULL || (rt->auth != AUTH_NONE && rt->auth != AUTH_LOGIN))) {
+		if (web_db(w) == NULL) {
+			error_answer(w, req, resp, ERROR_UNAVAILABLE, NULL);
+			return;
+		}
+		if (admin_gate_session(w, req, resp) != 0)
+			return;
+	}
 	if (rt == NULL && known) {
 		buf_init(&allow, 256);
 		for (i = 0; i < NELEM(routes); i++) {
@@ -275,6 +312,10 @@ dispatch(struct web *w, struct req *req, struct resp *resp)
 	if (rt->auth != AUTH_NONE && authenticate(w, req, resp, rt->auth))
 		return;
 	if (parse_body(w, req, resp, rt->body))
+		return;
+	if ((rt->auth == AUTH_SESSION || rt->auth == AUTH_SESSION_WRITE) &&
+	    m != HTTP_GET &&
+	    admin_gate_post(w, req, resp, rt->auth == AUTH_SESSION_WRITE))
 		return;
 	status = rt->h(w, req, resp);
 	if (status >= 500 && status != 503)

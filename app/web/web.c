@@ -36,6 +36,7 @@ web_init(struct web *w, const char *dsn, const char *templates_dir)
 	s = getenv("REDEEM_COOKIE_SECURE");
 	w->secure_cookies = s != NULL && strcmp(s, "1") == 0;
 	pages_load(w, templates_dir);
+	admin_pages_load(w, templates_dir);
 }
 
 void

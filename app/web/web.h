@@ -14,7 +14,15 @@
 struct arena;
 struct tmpl;
 
-enum web_page { PAGE_REDEEM, PAGE_ERROR, PAGE__MAX };
+enum web_page {
+	PAGE_REDEEM,
+	PAGE_ERROR,
+	PAGE_ADMIN_LOGIN,
+	PAGE_ADMIN_OVERVIEW,
+	PAGE_ADMIN_PLACEHOLDER,
+	PAGE_ADMIN_ERROR,
+	PAGE__MAX
+};
 
 #define WEB_PROXIES_MAX 16
 
@@ -84,6 +92,58 @@ int h_api_code_revoke(struct web *, struct req *, struct resp *);
 
 /* Compiles the page templates of dir; errx on any error. */
 void pages_load(struct web *, const char *dir);
+/* The same for the dashboard's pages (h_admin.c). */
+void admin_pages_load(struct web *, const char *dir);
+
+/* The public pages' anti-forgery token (cookie redeem_csrf, Path=/): the
+ * cookie's when it is still good, else a new one set on resp; NULL when
+ * out of memory. web_csrf_check: 1 when the form's csrf field matches a
+ * good cookie. The login form uses them too. */
+const char *web_csrf_token(struct web *, struct req *, struct resp *);
+int web_csrf_check(struct web *, struct req *);
+
+/*
+ * The dashboard (/admin and below), admin_gate.c and h_admin.c. Every
+ * admin page but the login form needs a session: the cookie redeem_admin
+ * (HttpOnly, SameSite=Strict, Path=/admin, Secure with
+ * REDEEM_COOKIE_SECURE=1). Without a valid one a GET or HEAD is sent to
+ * /admin/login (303) and anything else is refused 401 unauthorized. With
+ * one, a POST must carry the session's token in the form field csrf (else
+ * 403 forbidden), and a route that changes something needs a role that
+ * may (a viewer gets 403 forbidden). The session's tenant becomes
+ * req->svc, so a page sees nothing of another tenant.
+ */
+#define ADMIN_COOKIE "redeem_admin"
+
+/* 1 for /admin and every path below it. */
+int admin_area(const char *path);
+/* The cookie's session: ERROR_NONE with req->sess, req->sess_token and
+ * req->svc set; ERROR_UNAUTHORIZED (none, or not valid any more) or
+ * ERROR_UNAVAILABLE. */
+enum error_word admin_session_load(struct web *, struct req *);
+/* The session gate: 0 with req->sess, req->sess_token and req->svc set;
+ * otherwise the answer (redirect or error) is made and its status
+ * returned. */
+int admin_gate_session(struct web *, struct req *, struct resp *);
+/* After the form is parsed: 0 when the request's csrf field is the
+ * session's and (write) its role may change things; else the 403 answer's
+ * status. */
+int admin_gate_post(struct web *, struct req *, struct resp *, int write);
+/* Set-Cookie for a new session token, or one that ends the cookie. */
+void admin_cookie_set(struct web *, struct resp *, const char *token);
+void admin_cookie_clear(struct web *, struct resp *);
+/* The dashboard's error page (with the nav when there is a session);
+ * message in plain words, or NULL for the word's own sentence. */
+int admin_error(struct web *, struct req *, struct resp *, enum error_word,
+    const char *message);
+
+int h_admin_root(struct web *, struct req *, struct resp *);
+int h_admin_login_form(struct web *, struct req *, struct resp *);
+int h_admin_login(struct web *, struct req *, struct resp *);
+int h_admin_logout(struct web *, struct req *, struct resp *);
+int h_admin_overview(struct web *, struct req *, struct resp *);
+int h_admin_placeholder(struct web *, struct req *, struct resp *);
+int h_admin_webhook_disable(struct web *, struct req *, struct resp *);
 
 int h_api_hold_create(struct web *, struct req *, struct resp *);
 int h_api_hold_confirm(struct web *, struct req *, struct resp *);

@@ -52,7 +52,9 @@ class Driver:
             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         self.sid = None
 
-    def start(self):
+    def start(self, javascript=False, console=False):
+        """javascript: let pages run scripts (off: the page must work
+        without); console: keep the browser console for console()."""
         end = time.monotonic() + 20
         while True:
             try:
@@ -84,8 +86,12 @@ class Driver:
                     # Touch emulation makes chromedriver's click hang.
                     "touch": False}},
                 # No JavaScript at all: the page must work without it.
-                "prefs": {"profile.managed_default_content_settings.javascript": 2},
+                "prefs": {} if javascript else
+                {"profile.managed_default_content_settings.javascript": 2},
             }}}}
+        if console:
+            caps["capabilities"]["alwaysMatch"]["goog:loggingPrefs"] = {
+                "browser": "ALL"}
         v = self.call("POST", "/session", caps, timeout=WD_TIMEOUT)
         self.sid = v["sessionId"]
 
@@ -138,6 +144,11 @@ class Driver:
 
     def keys(self, el, text):
         self.s("POST", f"/element/{el}/value", {"text": text})
+
+    def console(self):
+        """The browser console's entries since the last call (needs
+        start(console=True)): [{"level", "message", ...}]."""
+        return self.s("POST", "/se/log", {"type": "browser"})
 
     def close(self):
         try:

@@ -1,20 +1,24 @@
 #!/bin/bash
 # End to end: real nginx, FastCGI workers and the sweeper (nginx/serve.sh)
-# on a loopback port, driven by the API, leases (holds, permits, webhooks)
-# and page tests, then stopped; nothing of the run may be left running, and
-# the workers' and the sweeper's logs must hold no sanitizer report.
+# on a loopback port, driven by the API, leases (holds, permits, webhooks),
+# page, admin dashboard and admin browser tests, then stopped; nothing of
+# the run may be left running, and the workers' and the sweeper's logs must
+# hold no sanitizer report.
 #
 # Usage: tests/e2e/run.sh BIN DSN
 #   BIN  the directory holding redeem-fcgi and redeemctl (build, build/asan)
 #   DSN  "sqlite" (a fresh database in a temp dir) or a mysql:// DSN, whose
 #        database is dropped and created again first
 # Environment: REDEEM_ARTEFACTS (default build/test-artefacts) gets the page
-# screenshot; E2E_ONLY=word,... runs only the API and leases checks whose
-# name has a word; E2E_KEEP=1 keeps the temp dir; E2E_SERVE overrides
-# nginx/serve.sh. The sweeper runs its release_leaked and deliver jobs every
-# second (REDEEM_SWEEP_RELEASE_LEAKED, REDEEM_SWEEP_DELIVER, unless set) and
-# may deliver webhooks to loopback (REDEEM_WEBHOOK_ALLOW_PRIVATE=1), for the
-# leases test's receiver.
+# and dashboard screenshots; E2E_ONLY=word,... runs only the API, leases and
+# admin checks whose name has a word; E2E_KEEP=1 keeps the temp dir;
+# E2E_SERVE overrides nginx/serve.sh. The sweeper runs its release_leaked
+# and deliver jobs every second (REDEEM_SWEEP_RELEASE_LEAKED,
+# REDEEM_SWEEP_DELIVER, unless set) and may deliver webhooks to loopback
+# (REDEEM_WEBHOOK_ALLOW_PRIVATE=1), for the leases test's receiver. The
+# workers trust the loopback proxy's X-Forwarded-For
+# (REDEEM_TRUSTED_PROXIES, unless set), so each admin test client has an
+# address of its own and the login throttle of one never reaches another.
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -186,6 +190,7 @@ t0=$(date +%s)
 export REDEEM_SWEEP_RELEASE_LEAKED=${REDEEM_SWEEP_RELEASE_LEAKED:-1}
 export REDEEM_SWEEP_DELIVER=${REDEEM_SWEEP_DELIVER:-1}
 export REDEEM_WEBHOOK_ALLOW_PRIVATE=1
+export REDEEM_TRUSTED_PROXIES=${REDEEM_TRUSTED_PROXIES:-127.0.0.1,::1}
 REDEEM_DB=$db REDEEM_PORT=$port REDEEM_VAR=$var REDEEM_BIN=$bin \
 	REDEEM_WORKERS=$workers setsid "$serve" >"$tmp/serve.out" 2>&1 </dev/null &
 serve_pid=$!
@@ -276,6 +281,21 @@ run_test "$tmp/page.out" tests/e2e/page_test.py "$base/" "$artefacts" "$tag" ||
 tally "$tmp/page.out"
 if [ "$page_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/page.out"; then
 	bad "page_test.py exited $page_rc"
+fi
+
+admin_rc=0
+run_test "$tmp/admin.out" tests/e2e/admin_test.py "$base/" || admin_rc=$?
+tally "$tmp/admin.out"
+if [ "$admin_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/admin.out"; then
+	bad "admin_test.py exited $admin_rc"
+fi
+
+adminb_rc=0
+run_test "$tmp/adminb.out" tests/e2e/admin_browser_test.py "$base/" \
+	"$artefacts" "$tag" || adminb_rc=$?
+tally "$tmp/adminb.out"
+if [ "$adminb_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/adminb.out"; then
+	bad "admin_browser_test.py exited $adminb_rc"
 fi
 
 # The guarantees hold on the database the workers wrote.

@@ -14,6 +14,8 @@
 #include "../../app/lib/common.h"
 #include "../../app/lib/arena.h"
 #include "../../app/lib/buf.h"
+#include "../../app/web/chart.h"
+#include "../../app/web/fmt.h"
 #include "../../app/web/form.h"
 #include "../../app/web/jsonin.h"
 #include "../../app/web/tmpl.h"
@@ -1252,6 +1254,136 @@ START_TEST(test_web_proxies_parse_refuses_garbage)
 }
 END_TEST
 
+/* ---- the dashboard's formatting and chart ---- */
+
+START_TEST(test_web_fmt_count_separators)
+{
+	static const struct {
+		int64_t n;
+		const char *want;
+	} cases[] = {
+	    {0, "0"},
+	    {7, "7"},
+	    {999, "999"},
+	    {1000, "1,000"},
+	    {1004, "1,004"},
+	    {999999, "999,999"},
+	    {1000000, "1,000,000"},
+	    {-1, "-1"},
+	    {-1234, "-1,234"},
+	    {-999, "-999"},
+	    {INT64_MAX, "9,223,372,036,854,775,807"},
+	    {INT64_MIN, "-9,223,372,036,854,775,808"},
+	};
+	char out[FMT_COUNT_MAX];
+	size_t i;
+
+	for (i = 0; i < NELEM(cases); i++) {
+		fmt_count(cases[i].n, out);
+		ck_assert_str_eq(out, cases[i].want);
+	}
+}
+END_TEST
+
+START_TEST(test_web_fmt_times_utc)
+{
+	struct arena *a = arena_new(4096);
+	char out[32], day[16];
+
+	fmt_utc(1795341294, out); /* 2026-11-22T09:54:54Z */
+	ck_assert_str_eq(out, "2026-11-22 09:54 UTC");
+	fmt_day(1795341294, day);
+	ck_assert_str_eq(day, "Nov 22");
+	fmt_day(0, day);
+	ck_assert_str_eq(day, "Jan 1");
+	ck_assert_str_eq(fmt_time_html(a, 1795341294),
+	    "<time datetime=\"2026-11-22T09:54:54Z\" "
+	    "title=\"2026-11-22T09:54:54Z\">2026-11-22 09:54 UTC</time>");
+	ck_assert_str_eq(fmt_time_html(a, 0), "");
+	ck_assert_str_eq(fmt_count_a(a, 12345), "12,345");
+	arena_free(a);
+}
+END_TEST
+
+/* How many times needle occurs in hay. */
+static int
+count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+START_TEST(test_web_chart_bars_svg)
+{
+	const int64_t v[] = {0, 1, 100, -5, 50};
+	const char *const tip[] = {"a<b>", "one & two", "max", NULL, "half"};
+	const char *const tick[] = {"Oct \"1\"", NULL, NULL, NULL, "today"};
+	const int64_t huge[] = {INT64_MAX, 1, INT64_MAX / 2};
+	int64_t many[CHART_BARS_MAX + 1] = {0};
+	struct buf b;
+
+	buf_init(&b, 0);
+	ck_assert_int_eq(chart_bars(&b, v, 0, NULL, NULL, "t"), -1);
+	ck_assert_int_eq(
+	    chart_bars(&b, many, CHART_BARS_MAX + 1, NULL, NULL, "t"), -1);
+	ck_assert_uint_eq(b.len, 0);
+
+	ck_assert_int_eq(chart_bars(&b, v, NELEM(v), tip, tick, "x\"y"), 0);
+	buf_cstr(&b);
+	ck_assert_int_eq(strncmp(b.data, "<svg ", 5), 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "aria-labelledby=\"x&quot;y\""));
+	ck_assert_int_eq(count_of(b.data, "<rect "), 5);
+	/* Days without redemptions (0, and a negative count) are marked. */
+	ck_assert_int_eq(count_of(b.data, "class=\"bar-zero\""), 2);
+	ck_assert_int_eq(count_of(b.data, "class=\"bar\""), 3);
+	/* The tallest reaches the top; 1 of 100 is still drawn; 50 half. */
+	ck_assert_ptr_nonnull(strstr(b.data, "height=\"100\"><title>max"));
+	ck_assert_ptr_nonnull(strstr(b.data, "height=\"1\"><title>one"));
+	ck_assert_ptr_nonnull(strstr(b.data, "height=\"50\"><title>half"));
+	/* Text is escaped; the scale says the maximum. */
+	ck_assert_ptr_nonnull(strstr(b.data, "<title>a&lt;b&gt;</title>"));
+	ck_assert_ptr_nonnull(strstr(b.data, "one &amp; two"));
+	ck_assert_ptr_nonnull(strstr(b.data, "Oct &quot;1&quot;"));
+	ck_assert_ptr_nonnull(strstr(b.data, ">100</text>"));
+	ck_assert_int_eq(count_of(b.data, "class=\"tick\""), 3);
+	ck_assert_ptr_null(strstr(b.data, "<b>"));
+	ck_assert_int_eq(strcmp(b.data + b.len - 6, "</svg>"), 0);
+
+	/* Counts near the top of int64_t: no overflow (UBSan), sane bars. */
+	buf_reset(&b);
+	ck_assert_int_eq(chart_bars(&b, huge, NELEM(huge), NULL, NULL, "t"), 0);
+	buf_cstr(&b);
+	ck_assert_int_eq(count_of(b.data, "height=\"100\""), 1);
+	ck_assert_int_eq(count_of(b.data, "height=\"1\""), 1);
+	ck_assert_int_eq(count_of(b.data, "height=\"50\""), 1);
+	ck_assert_ptr_nonnull(strstr(b.data, "9,223,372,036,854,775,807"));
+	ck_assert_int_eq(b.err, 0);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_web_admin_area_paths)
+{
+	ck_assert_int_eq(admin_area("/admin"), 1);
+	ck_assert_int_eq(admin_area("/admin/"), 1);
+	ck_assert_int_eq(admin_area("/admin/login"), 1);
+	ck_assert_int_eq(admin_area("/admin/webhooks/1/disable"), 1);
+	ck_assert_int_eq(admin_area("/administrator"), 0);
+	ck_assert_int_eq(admin_area("/adminx/"), 0);
+	ck_assert_int_eq(admin_area("/adm"), 0);
+	ck_assert_int_eq(admin_area("/"), 0);
+	ck_assert_int_eq(admin_area("/redeem"), 0);
+	ck_assert_int_eq(admin_area("/api/v1/admin"), 0);
+	ck_assert_int_eq(admin_area(""), 0);
+	ck_assert_int_eq(admin_area(NULL), 0);
+}
+END_TEST
+
 Suite *
 suite_web(void)
 {
@@ -1297,6 +1429,12 @@ suite_web(void)
 	tc = tcase_create("client");
 	tcase_add_test(tc, test_web_client_addr_trusted_proxies);
 	tcase_add_test(tc, test_web_proxies_parse_refuses_garbage);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dashboard");
+	tcase_add_test(tc, test_web_fmt_count_separators);
+	tcase_add_test(tc, test_web_fmt_times_utc);
+	tcase_add_test(tc, test_web_chart_bars_svg);
+	tcase_add_test(tc, test_web_admin_area_paths);
 	suite_add_tcase(s, tc);
 	return s;
 }

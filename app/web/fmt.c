@@ -1,0 +1,82 @@
+/* Numbers and times for people (fmt.h). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lib/arena.h"
+#include "../lib/common.h"
+#include "../lib/str.h"
+#include "fmt.h"
+
+void
+fmt_count(int64_t n, char out[FMT_COUNT_MAX])
+{
+	char digits[24];
+	/* The magnitude as unsigned: -INT64_MIN does not fit an int64_t. */
+	uint64_t u = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+	size_t nd = 0, i, o = 0;
+
+	do {
+		digits[nd++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (n < 0)
+		out[o++] = '-';
+	for (i = nd; i > 0; i--) {
+		out[o++] = digits[i - 1];
+		if (i > 1 && (i - 1) % 3 == 0)
+			out[o++] = ',';
+	}
+	out[o] = '\0';
+}
+
+const char *
+fmt_count_a(struct arena *a, int64_t n)
+{
+	char s[FMT_COUNT_MAX];
+
+	fmt_count(n, s);
+	return arena_strdup(a, s);
+}
+
+void
+fmt_utc(int64_t t, char out[32])
+{
+	str_rfc3339(t, out); /* 2026-05-01T10:00:00Z */
+	if (strlen(out) != 20) {
+		out[0] = '\0';
+		return;
+	}
+	out[10] = ' ';
+	memcpy(out + 16, " UTC", 5);
+}
+
+void
+fmt_day(int64_t t, char out[16])
+{
+	static const char *const months[12] = {"Jan", "Feb", "Mar", "Apr",
+	    "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (gmtime_r(&tt, &tm) == NULL || tm.tm_mon < 0 || tm.tm_mon > 11) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(out, 16, "%s %d", months[tm.tm_mon], tm.tm_mday);
+}
+
+const char *
+fmt_time_html(struct arena *a, int64_t t)
+{
+	char iso[32], text[32];
+
+	if (t == 0)
+		return "";
+	str_rfc3339(t, iso);
+	fmt_utc(t, text);
+	/* Both forms are digits, dashes, colons and letters: nothing to
+	 * escape. */
+	return arena_printf(
+	    a, "<time datetime=\"%s\" title=\"%s\">%s</time>", iso, iso, text);
+}
