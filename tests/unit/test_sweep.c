@@ -321,9 +321,11 @@ START_TEST(test_sweep_killed_mid_batch_resumes)
 	 * most often; a sweeper quicker than the poll gets another go. */
 	for (tries = 0; tries < 5; tries++) {
 		a = sweeper_start();
+		/* fx_count writes (its probe row): a pause between polls
+		 * keeps it from starving the sweeper of the writer lock. */
 		while ((n = fx_count("SELECT COUNT(*) FROM holds WHERE state "
 				     "= 'expired'")) == 0)
-			;
+			usleep(2000);
 		kill_and_reap(a);
 		n = fx_count(
 		    "SELECT COUNT(*) FROM holds WHERE state = 'expired'");
