@@ -124,6 +124,94 @@ campaign_close(struct svc *s, const char *name, struct campaign *out)
 }
 
 enum error_word
+campaign_reopen(struct svc *s, const char *name, struct campaign *out)
+{
+	int rc;
+
+	if (!campaign_name_ok(name))
+		return ERROR_NOT_FOUND;
+	rc = db_exec(
+	    s->db, STMT_CAMPAIGN_REOPEN, NULL, "it", s->tenant_id, name);
+	if (rc != DB_OK)
+		return svc_db_error(rc);
+	return campaign_get(s, name, out);
+}
+
+enum error_word
+campaign_update(struct svc *s, const struct campaign *c, struct campaign *out)
+{
+	int64_t changes = 0;
+	enum error_word e;
+	int rc;
+
+	if (!campaign_name_ok(c->name))
+		return ERROR_NOT_FOUND;
+	if (c->budget < 0 || c->per_account_limit < 0 || c->starts_at < 0 ||
+	    c->ends_at < 0 ||
+	    (c->starts_at > 0 && c->ends_at > 0 && c->ends_at <= c->starts_at))
+		return ERROR_BAD_REQUEST;
+	rc = db_exec(s->db, STMT_CAMPAIGN_UPDATE, &changes, "nnnnitnn",
+	    opt(&c->starts_at), opt(&c->ends_at), opt(&c->budget),
+	    opt(&c->per_account_limit), s->tenant_id, c->name, opt(&c->budget),
+	    opt(&c->budget));
+	if (rc == DB_ECHECK)
+		return ERROR_BAD_REQUEST;
+	if (rc != DB_OK)
+		return svc_db_error(rc);
+	if ((e = campaign_get(s, c->name, out)) != ERROR_NONE)
+		return e;
+	/* The row is there but was not matched: the budget was too low. */
+	if (changes == 0 && c->budget > 0 && out->redeemed > c->budget)
+		return ERROR_CONFLICT;
+	return ERROR_NONE;
+}
+
+enum error_word
+campaign_days(struct svc *s, int64_t id, int64_t per_day[CAMPAIGN_DAYS],
+    int64_t *day0, int64_t *now)
+{
+	struct db_stmt *st;
+	int64_t d;
+	int rc;
+
+	memset(per_day, 0, CAMPAIGN_DAYS * sizeof(*per_day));
+	if ((rc = db_query(s->db, STMT_NOW, &st, "")) != DB_ROW)
+		return svc_db_error(rc == DB_OK ? DB_EFAIL : rc);
+	*now = db_col_i64(st, 0);
+	db_reset(st);
+	*day0 = (*now / 86400 - (CAMPAIGN_DAYS - 1)) * 86400;
+	rc = db_query(s->db, STMT_ADMIN_CAMPAIGN_PER_DAY, &st, "iiii", *day0,
+	    s->tenant_id, id, *day0);
+	while (rc == DB_ROW) {
+		d = db_col_i64(st, 0);
+		if (d >= 0 && d < CAMPAIGN_DAYS)
+			per_day[d] = db_col_i64(st, 1);
+		rc = db_step(st);
+	}
+	if (st != NULL)
+		db_reset(st);
+	return rc == DB_OK ? ERROR_NONE : svc_db_error(rc);
+}
+
+enum error_word
+campaign_recent(struct svc *s, int64_t since,
+    void (*fn)(void *, int64_t, int64_t), void *arg)
+{
+	struct db_stmt *st;
+	int rc;
+
+	rc = db_query(
+	    s->db, STMT_ADMIN_CAMPAIGN_RECENT, &st, "ii", s->tenant_id, since);
+	while (rc == DB_ROW) {
+		fn(arg, db_col_i64(st, 0), db_col_i64(st, 1));
+		rc = db_step(st);
+	}
+	if (st != NULL)
+		db_reset(st);
+	return rc == DB_OK ? ERROR_NONE : svc_db_error(rc);
+}
+
+enum error_word
 campaign_list(
     struct svc *s, void (*fn)(void *, const struct campaign *), void *arg)
 {

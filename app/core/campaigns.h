@@ -38,6 +38,31 @@ enum error_word campaign_get(
 /* Idempotent. */
 enum error_word campaign_close(
     struct svc *, const char *name, struct campaign *out);
+/* Opens a closed campaign again; idempotent (an open one is left as
+ * it is). ERROR_NOT_FOUND for no such campaign of the tenant. */
+enum error_word campaign_reopen(
+    struct svc *, const char *name, struct campaign *out);
+/*
+ * Sets the window, budget and per-account limit of c->name from c (0:
+ * none for each); *out gets the row. ERROR_BAD_REQUEST for a negative
+ * field or an end not after the start, ERROR_CONFLICT for a budget below
+ * what was already redeemed, ERROR_NOT_FOUND for no such campaign.
+ */
+enum error_word campaign_update(
+    struct svc *, const struct campaign *c, struct campaign *out);
+
+#define CAMPAIGN_DAYS 30 /* the per-day counts of campaign_days */
+
+/* Redemptions of campaign id per UTC day: per_day[CAMPAIGN_DAYS - 1] is
+ * today by the database clock, *day0 the midnight starting per_day[0]
+ * and *now the clock. ERROR_NONE or ERROR_UNAVAILABLE. */
+enum error_word campaign_days(struct svc *, int64_t id,
+    int64_t per_day[CAMPAIGN_DAYS], int64_t *day0, int64_t *now);
+/* Calls fn(arg, campaign id, count) with the redemptions of each
+ * campaign of the tenant since the time since (none: not called). */
+enum error_word campaign_recent(struct svc *, int64_t since,
+    void (*fn)(void *, int64_t, int64_t), void *arg);
+
 /* Calls fn for each campaign of the tenant, by name. */
 enum error_word campaign_list(
     struct svc *, void (*fn)(void *, const struct campaign *), void *arg);

@@ -10,6 +10,7 @@
 #include "../../app/core/campaigns.h"
 #include "../../app/core/codes.h"
 #include "../../app/core/redeem.h"
+#include "../../app/lib/str.h"
 #include "fixture.h"
 
 static void
@@ -419,6 +420,84 @@ START_TEST(test_campaigns_tenant_scoping)
 }
 END_TEST
 
+START_TEST(test_campaigns_update_and_reopen)
+{
+	struct campaign k, got;
+	struct redeem_result res;
+	char codes[2][96];
+
+	fx_campaign("promo", 0, 10, 0);
+	fx_codes("promo", 2, 1, codes);
+	ck_assert_int_eq(redeem_code(&fx.svc, codes[0], "a@x", NULL, &res), 0);
+	ck_assert_int_eq(res.error, ERROR_NONE);
+
+	campaign_init(&k, "promo", CAMPAIGN_SHARED);
+	k.starts_at = 1000;
+	k.ends_at = 4102444800;
+	k.budget = 5;
+	k.per_account_limit = 3;
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_NONE);
+	ck_assert_int_eq(got.starts_at, 1000);
+	ck_assert_int_eq(got.ends_at, 4102444800);
+	ck_assert_int_eq(got.budget, 5);
+	ck_assert_int_eq(got.redeemed, 1);
+	ck_assert_int_eq(got.per_account_limit, 3);
+
+	/* 0 clears each; the same values again change nothing. */
+	memset(&k, 0, sizeof(k));
+	campaign_init(&k, "promo", CAMPAIGN_SHARED);
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_NONE);
+	ck_assert_int_eq(got.starts_at, 0);
+	ck_assert_int_eq(got.ends_at, 0);
+	ck_assert_int_eq(got.budget, 0);
+	ck_assert_int_eq(got.per_account_limit, 0);
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_NONE);
+
+	/* Hostile fields; nothing is written. */
+	k.ends_at = 500;
+	k.starts_at = 500;
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_BAD_REQUEST);
+	k.starts_at = k.ends_at = 0;
+	k.budget = -1;
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_BAD_REQUEST);
+	k.budget = 0;
+	k.per_account_limit = -5;
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_BAD_REQUEST);
+	k.per_account_limit = 0;
+	str_copy(k.name, "nope", sizeof(k.name));
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_NOT_FOUND);
+	str_copy(k.name, "bad name", sizeof(k.name));
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_NOT_FOUND);
+
+	/* A budget below what was counted against it is refused. */
+	fx_sql("UPDATE campaigns SET budget = 10, redeemed = 4 "
+	       "WHERE name = 'promo'");
+	str_copy(k.name, "promo", sizeof(k.name));
+	k.budget = 3;
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_CONFLICT);
+	ck_assert_int_eq(got.budget, 10);
+	k.budget = 4;
+	ck_assert_int_eq(campaign_update(&fx.svc, &k, &got), ERROR_NONE);
+	ck_assert_int_eq(got.budget, 4);
+
+	/* Close, reopen (twice: idempotent); the codes redeem again. */
+	fx_sql("UPDATE campaigns SET budget = NULL, redeemed = 0 "
+	       "WHERE name = 'promo'");
+	ck_assert_int_eq(campaign_close(&fx.svc, "promo", &got), ERROR_NONE);
+	ck_assert_int_eq(got.closed, 1);
+	ck_assert_int_eq(campaign_reopen(&fx.svc, "promo", &got), ERROR_NONE);
+	ck_assert_int_eq(got.closed, 0);
+	ck_assert_int_eq(got.closed_at, 0);
+	ck_assert_int_eq(campaign_reopen(&fx.svc, "promo", &got), ERROR_NONE);
+	ck_assert_int_eq(got.closed, 0);
+	ck_assert_int_eq(redeem_code(&fx.svc, codes[1], "b@x", NULL, &res), 0);
+	ck_assert_int_eq(res.error, ERROR_NONE);
+	ck_assert_int_eq(
+	    campaign_reopen(&fx.svc, "nope", &got), ERROR_NOT_FOUND);
+	fx_verify_clean();
+}
+END_TEST
+
 Suite *
 suite_campaigns(void)
 {
@@ -439,6 +518,7 @@ suite_campaigns(void)
 	tcase_add_test(tc, test_campaigns_kind_names);
 	tcase_add_test(tc, test_campaigns_tenant_create);
 	tcase_add_test(tc, test_campaigns_tenant_scoping);
+	tcase_add_test(tc, test_campaigns_update_and_reopen);
 	suite_add_tcase(s, tc);
 	return s;
 }
