@@ -469,7 +469,7 @@ codes_filter_parse(const char *s, enum codes_filter *out)
 }
 
 /* CODE_COLUMNS of the catalog. */
-static void
+void
 code_from_row(struct db_stmt *st, struct code_info *ci)
 {
 	const char *t;

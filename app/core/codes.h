@@ -105,4 +105,8 @@ enum error_word code_revoke(
 
 struct json_t *code_info_json(const struct code_info *);
 
+struct db_stmt;
+/* Reads the catalog's CODE_COLUMNS (from column 0) into ci. */
+void code_from_row(struct db_stmt *, struct code_info *ci);
+
 #endif

@@ -89,8 +89,7 @@ reversal_policy_parse(const char *s, enum reversal_policy *out)
 	return -1;
 }
 
-/* Reads REDEMPTION_COLUMNS starting at col. */
-static void
+void
 redemption_from_row(struct db_stmt *st, int col, struct redemption *r)
 {
 	const char *t;

@@ -20,6 +20,7 @@
 #include "codetext.h"
 #include "svc.h"
 
+struct db_stmt;
 struct json_t;
 
 enum reversal_policy {
@@ -147,6 +148,9 @@ int redeem_find(
 
 /* Reads redemption id of the tenant into res (ERROR_NOT_FOUND). */
 int redeem_get(struct svc *, int64_t id, struct redeem_result *);
+
+/* Reads the catalog's REDEMPTION_COLUMNS starting at col. */
+void redemption_from_row(struct db_stmt *, int col, struct redemption *);
 
 /* The redemption object of the contract (a new reference). */
 struct json_t *redemption_json(const struct redemption *);

@@ -746,6 +746,75 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "d.created_at) >= UNIX_TIMESTAMP() - ? "
 	    "GROUP BY w.id, w.url ORDER BY w.id LIMIT ?"},
 
+	/* admin: campaigns and audit pages */
+	/* The window, budget and limit of one campaign; a budget below what
+	 * was already redeemed matches no row (the caller tells why). */
+	S(STMT_CAMPAIGN_UPDATE)
+	    "UPDATE campaigns SET starts_at = ?, ends_at = ?, budget = ?, "
+	    "per_account_limit = ? WHERE tenant_id = ? AND name = ? AND "
+	    "(? IS NULL OR redeemed <= ?)"},
+	S(STMT_CAMPAIGN_REOPEN)
+	    "UPDATE campaigns SET state = 'open', closed_at = NULL "
+	    "WHERE tenant_id = ? AND name = ? AND state = 'closed'"},
+	/* One campaign's redemptions per day since ? (day 0 starts there). */
+	S(STMT_ADMIN_CAMPAIGN_PER_DAY)
+	    "SELECT (r.redeemed_at - ?) / 86400 AS d, COUNT(*) FROM "
+	    "redemptions r WHERE r.tenant_id = ? AND r.campaign_id = ? AND "
+	    "r.redeemed_at >= ? GROUP BY d",
+	    "SELECT (r.redeemed_at - ?) DIV 86400 AS d, COUNT(*) FROM "
+	    "redemptions r WHERE r.tenant_id = ? AND r.campaign_id = ? AND "
+	    "r.redeemed_at >= ? GROUP BY d"},
+	/* Every campaign's redemptions since ?, for the list. */
+	S(STMT_ADMIN_CAMPAIGN_RECENT)
+	    "SELECT r.campaign_id, COUNT(*) FROM redemptions r WHERE "
+	    "r.tenant_id = ? AND r.redeemed_at >= ? GROUP BY r.campaign_id"},
+
+	/* admin: codes and redemptions pages */
+	/* Keyset pages by id, one statement per filter so that each walks
+	 * its own index (migration 007: (tenant_id, id), (tenant_id,
+	 * campaign_id, id) and (tenant_id, state, id)): no sort, no OFFSET,
+	 * whatever the table's size. */
+	S(STMT_ADMIN_CODES_ALL)
+	    "SELECT " CODE_COLUMNS " FROM codes c "
+	    "JOIN campaigns k ON k.id = c.campaign_id "
+	    "WHERE c.tenant_id = ? AND c.id > ? ORDER BY c.id LIMIT ?"},
+	S(STMT_ADMIN_CODES_CAMPAIGN)
+	    "SELECT " CODE_COLUMNS " FROM codes c "
+	    "JOIN campaigns k ON k.id = c.campaign_id "
+	    "WHERE c.tenant_id = ? AND c.campaign_id = (SELECT x.id FROM "
+	    "campaigns x WHERE x.tenant_id = ? AND x.name = ?) "
+	    "AND c.id > ? ORDER BY c.id LIMIT ?"},
+	S(STMT_ADMIN_CODES_STATE)
+	    "SELECT " CODE_COLUMNS " FROM codes c "
+	    "JOIN campaigns k ON k.id = c.campaign_id "
+	    "WHERE c.tenant_id = ? AND c.state = ? AND c.id > ? "
+	    "ORDER BY c.id LIMIT ?"},
+	/* The campaign is the tenant's (the subquery), so the codes follow
+	 * codes_campaign_state (campaign_id, state, id) of migration 001. */
+	S(STMT_ADMIN_CODES_CAMPAIGN_STATE)
+	    "SELECT " CODE_COLUMNS " FROM codes c "
+	    "JOIN campaigns k ON k.id = c.campaign_id "
+	    "WHERE c.campaign_id = (SELECT x.id FROM "
+	    "campaigns x WHERE x.tenant_id = ? AND x.name = ?) "
+	    "AND c.state = ? AND c.id > ? ORDER BY c.id LIMIT ?"},
+	S(STMT_ADMIN_CODE_REDEMPTIONS)
+	    "SELECT " REDEMPTION_COLUMNS REDEMPTION_FROM
+	    "WHERE r.code_id = ? AND r.tenant_id = ? ORDER BY r.id DESC "
+	    "LIMIT ?"},
+	S(STMT_ADMIN_CODE_HOLDS)
+	    "SELECT h.id, h.external_id, h.account, h.state, h.expires_at, "
+	    "h.created_at, h.ended_at, h.redemption_id FROM holds h "
+	    "WHERE h.code_id = ? AND h.tenant_id = ? ORDER BY h.id DESC "
+	    "LIMIT ?"},
+	/* Newest first; NULL campaign or account: any. The time range is
+	 * since <= redeemed_at < until, before_id the last id of the page
+	 * before. */
+	S(STMT_ADMIN_REDEMPTIONS)
+	    "SELECT " REDEMPTION_COLUMNS REDEMPTION_FROM
+	    "WHERE r.tenant_id = ? AND (? IS NULL OR k.name = ?) "
+	    "AND (? IS NULL OR r.account = ?) AND r.redeemed_at >= ? "
+	    "AND r.redeemed_at < ? AND r.id < ? ORDER BY r.id DESC LIMIT ?"},
+
 	/* admin sessions and audit */
 	/* A login looks the e-mail up in every tenant, oldest admin first;
 	 * the password decides which (if any) it is. */

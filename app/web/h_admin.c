@@ -21,30 +21,11 @@
 #include "../lib/common.h"
 #include "../lib/log.h"
 #include "../lib/str.h"
+#include "admin_page.h"
 #include "chart.h"
 #include "fmt.h"
 #include "tmpl.h"
 #include "web.h"
-
-/* The layout's keys (_admin_head.html), first in every admin page's
- * list; a page's own keys follow from AK__COMMON. */
-#define ADMIN_KEYS                                                             \
-	"title", "email", "role", "tenant", "csrf", "nav", "href", "label",    \
-	    "current", "can_write"
-
-enum admin_key {
-	AK_TITLE,
-	AK_EMAIL,
-	AK_ROLE,
-	AK_TENANT,
-	AK_CSRF,
-	AK_NAV,
-	AK_HREF,
-	AK_LABEL,
-	AK_CURRENT,
-	AK_CAN_WRITE,
-	AK__COMMON
-};
 
 enum login_key { LK_FORM_EMAIL = AK__COMMON, LK_ERROR, LK_WORD, LK__MAX };
 static const char *const login_keys[LK__MAX + 1] = {
@@ -186,6 +167,15 @@ admin_pages_load(struct web *w, const char *dir)
 	    placeholder_keys, AP__MAX);
 	load(w, PAGE_ADMIN_OVERVIEW, dir, "admin_overview.html", overview_keys,
 	    OV__MAX);
+	admin_campaign_pages_load(w, dir);
+	admin_codes_pages_load(w, dir);
+}
+
+void
+admin_page_load(struct web *w, enum web_page p, const char *dir,
+    const char *file, const char *const *keys, size_t nkeys)
+{
+	load(w, p, dir, file, keys, nkeys);
 }
 
 /*
@@ -234,6 +224,20 @@ render(struct web *w, struct resp *resp, enum web_page p, const struct tval *v,
 		return resp_text(resp, 503, "unavailable\n");
 	}
 	return status;
+}
+
+int
+admin_page_layout(struct req *req, struct tval *v, size_t nkeys,
+    const char *current, const char *title)
+{
+	return layout(req, v, nkeys, current, title);
+}
+
+int
+admin_page_render(struct web *w, struct resp *resp, enum web_page p,
+    const struct tval *v, int status)
+{
+	return render(w, resp, p, v, status);
 }
 
 /* What the dashboard says for each word: to an admin, in plain words. */

@@ -21,6 +21,14 @@ enum web_page {
 	PAGE_ADMIN_OVERVIEW,
 	PAGE_ADMIN_PLACEHOLDER,
 	PAGE_ADMIN_ERROR,
+	PAGE_ADMIN_CAMPAIGNS,
+	PAGE_ADMIN_CAMPAIGN_FORM,
+	PAGE_ADMIN_CAMPAIGN,
+	PAGE_ADMIN_AUDIT,
+	/* admin: codes and redemptions */
+	PAGE_ADMIN_CODES,
+	PAGE_ADMIN_CODE,
+	PAGE_ADMIN_REDEMPTIONS,
 	PAGE__MAX
 };
 
@@ -144,6 +152,26 @@ int h_admin_logout(struct web *, struct req *, struct resp *);
 int h_admin_overview(struct web *, struct req *, struct resp *);
 int h_admin_placeholder(struct web *, struct req *, struct resp *);
 int h_admin_webhook_disable(struct web *, struct req *, struct resp *);
+
+/* Campaigns and the audit log (h_admin_campaigns.c). */
+void admin_campaign_pages_load(struct web *, const char *dir);
+int h_admin_campaigns(struct web *, struct req *, struct resp *);
+int h_admin_campaign_new(struct web *, struct req *, struct resp *);
+int h_admin_campaign_create(struct web *, struct req *, struct resp *);
+int h_admin_campaign(struct web *, struct req *, struct resp *);
+int h_admin_campaign_update(struct web *, struct req *, struct resp *);
+int h_admin_campaign_close(struct web *, struct req *, struct resp *);
+int h_admin_campaign_reopen(struct web *, struct req *, struct resp *);
+int h_admin_audit(struct web *, struct req *, struct resp *);
+
+/* Codes and redemptions (h_admin_codes.c). */
+void admin_codes_pages_load(struct web *, const char *dir);
+int h_admin_codes(struct web *, struct req *, struct resp *);
+int h_admin_codes_revoke(struct web *, struct req *, struct resp *);
+int h_admin_code(struct web *, struct req *, struct resp *);
+int h_admin_code_revoke(struct web *, struct req *, struct resp *);
+int h_admin_redemptions(struct web *, struct req *, struct resp *);
+int h_admin_redemption_reverse(struct web *, struct req *, struct resp *);
 
 int h_api_hold_create(struct web *, struct req *, struct resp *);
 int h_api_hold_confirm(struct web *, struct req *, struct resp *);

@@ -153,6 +153,64 @@ def run_flow(d, art, tag):
         expect_clean(d, "the overview after the 404")
     L.run("admin browser: every nav page loads clean and fits a phone", pages)
 
+    def campaigns():
+        name = f"browser-{L.RUN}"
+        d.go(url("/admin/campaigns"))
+        wait_for(lambda: d.find("h1"), "the campaigns list loads")
+        expect_clean(d, "the campaigns list")
+        shot(d, art, "campaigns", tag)
+        d.go(url("/admin/campaigns/new"))
+        wait_for(lambda: d.find("#f-name"), "the new campaign form loads")
+        expect_clean(d, "the new campaign form")
+        fits_phone(d, "the new campaign form")
+        shot(d, art, "campaign-new", tag)
+        d.keys(d.one("#f-name"), name)
+        d.keys(d.one("#f-budget"), "250")
+        d.keys(d.one("#f-limit"), "1" + ENTER)
+        want = f"/admin/campaigns/{name}"
+        wait_for(lambda: path_of(d) == want and d.find("#c-budget"),
+                 "Enter creates the campaign and shows its page")
+        expect(d.text(d.one("#c-budget")).strip() == "0 / 250",
+               "the new campaign's budget")
+        expect(d.find("svg"), "no chart on the campaign page")
+        expect_clean(d, "the campaign page")
+        fits_phone(d, "the campaign page")
+        shot(d, art, "campaign", tag)
+        d.go(url("/admin/campaigns"))
+        wait_for(lambda: d.find("#campaigns"), "the list shows a table")
+        expect_clean(d, "the campaigns list with a campaign")
+        fits_phone(d, "the campaigns list")
+        d.go(url("/admin/audit"))
+        wait_for(lambda: d.find("#audit"), "the audit log shows a table")
+        expect_clean(d, "the audit log")
+        fits_phone(d, "the audit log")
+        shot(d, art, "audit", tag)
+    L.run("admin browser: create a campaign, its page and the audit log "
+          "load clean", campaigns)
+
+    def codes():
+        d.go(url("/admin/codes"))
+        wait_for(lambda: d.find("h1") and d.find("#query-time"),
+                 "the codes list loads")
+        expect_clean(d, "the codes list")
+        fits_phone(d, "the codes list")
+        shot(d, art, "codes", tag)
+        links = d.find("#codes td.code a")
+        expect(links, "the codes list shows no code")
+        href = d.attr(links[0], "href") or ""
+        d.go(href if "://" in href else url(href))
+        wait_for(lambda: d.find("#code-facts"), "a code's page loads")
+        expect_clean(d, "a code's page")
+        fits_phone(d, "a code's page")
+        shot(d, art, "code", tag)
+        d.go(url("/admin/redemptions"))
+        wait_for(lambda: d.find("#query-time"), "the redemptions list loads")
+        expect_clean(d, "the redemptions list")
+        fits_phone(d, "the redemptions list")
+        shot(d, art, "redemptions", tag)
+    L.run("admin browser: the codes list, a code's page and the "
+          "redemptions load clean", codes)
+
     def sign_out():
         d.go(url("/admin/"))
         btn = d.one("form.logout button")

@@ -290,6 +290,21 @@ if [ "$admin_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/admin.out"; then
 	bad "admin_test.py exited $admin_rc"
 fi
 
+campaigns_rc=0
+run_test "$tmp/campaigns.out" tests/e2e/admin_campaigns_test.py "$base/" ||
+	campaigns_rc=$?
+tally "$tmp/campaigns.out"
+if [ "$campaigns_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/campaigns.out"; then
+	bad "admin_campaigns_test.py exited $campaigns_rc"
+fi
+
+codes_rc=0
+run_test "$tmp/codes.out" tests/e2e/admin_codes_test.py "$base/" || codes_rc=$?
+tally "$tmp/codes.out"
+if [ "$codes_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/codes.out"; then
+	bad "admin_codes_test.py exited $codes_rc"
+fi
+
 adminb_rc=0
 run_test "$tmp/adminb.out" tests/e2e/admin_browser_test.py "$base/" \
 	"$artefacts" "$tag" || adminb_rc=$?
