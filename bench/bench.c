@@ -78,20 +78,6 @@ bench_svc(struct db *db, struct svc *svc)
 }
 
 void
-bench_event_id(char out[29])
-{
-	static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";
-	unsigned char rnd[24];
-	size_t i;
-
-	randombytes_buf(rnd, sizeof(rnd));
-	memcpy(out, "evt_", 4);
-	for (i = 0; i < sizeof(rnd); i++)
-		out[4 + i] = b32[rnd[i] & 31];
-	out[28] = '\0';
-}
-
-void
 bench_redemption_json(char *out, size_t len, int64_t id, const char *code,
     const char *account, const char *campaign, int64_t seq)
 {

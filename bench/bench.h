@@ -76,9 +76,6 @@ void bench_measure(const char *dsn, bench_op raw, bench_op svc, const void *arg,
     int clients, double seconds, struct bench_result *raw_out,
     struct bench_result *svc_out);
 
-/* A fresh "evt_..." id, as events.c makes them (random: the unique
- * index sees the same keys). */
-void bench_event_id(char out[29]);
 /* The redemption payload of a code.redeemed event, as the service
  * writes it. */
 void bench_redemption_json(char *out, size_t len, int64_t id, const char *code,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../app/lib/common.h"
+#include "../app/core/events.h"
 #include "../app/core/holds.h"
 #include "bench.h"
 
@@ -51,7 +52,7 @@ raw_confirm_tx(struct db *db, void *arg)
 {
 	struct raw_hold *h = arg;
 	const struct bench_code *t = h->t;
-	char ev[29], payload[1024];
+	char ev[EVENT_ID_LEN + 1], payload[1024];
 	int64_t n, seq, rid;
 	int rc;
 
@@ -68,7 +69,7 @@ raw_confirm_tx(struct db *db, void *arg)
 	    t->tenant, t->code_id, t->campaign_id, h->account, seq);
 	if (rc != DB_OK)
 		return rc;
-	bench_event_id(ev);
+	event_id(ev);
 	bench_redemption_json(payload, sizeof(payload), rid, t->code,
 	    h->account, t->campaign, seq);
 	rc = db_exec_id(db, STMT_EVENT_INSERT, NULL, NULL, "ittnt", t->tenant,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../app/lib/common.h"
+#include "../app/core/events.h"
 #include "../app/core/sweep.h"
 #include "bench.h"
 
@@ -83,7 +84,7 @@ raw_batch_tx(struct db *db, void *arg)
 {
 	struct raw_batch *w = arg;
 	const struct bench_code *t = w->t;
-	char ev[29], payload[1024];
+	char ev[EVENT_ID_LEN + 1], payload[1024];
 	struct db_stmt *st;
 	int64_t i, n;
 	int rc;
@@ -110,7 +111,7 @@ raw_batch_tx(struct db *db, void *arg)
 		if (rc != DB_OK)
 			return rc;
 		/* the service's payload: the hold object */
-		bench_event_id(ev);
+		event_id(ev);
 		snprintf(payload, sizeof(payload),
 		    "{\"hold\":{\"external_id\":\"w%s-%lld\",\"state\":"
 		    "\"expired\",\"expires_at\":\"2025-01-01T00:00:00Z\","

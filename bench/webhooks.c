@@ -26,6 +26,7 @@
 #include <sodium.h>
 
 #include "../app/lib/common.h"
+#include "../app/core/events.h"
 #include "../app/lib/str.h"
 #include "../app/core/webhooks.h"
 #include "bench.h"
@@ -44,12 +45,12 @@ static int
 events_tx(struct db *db, void *arg)
 {
 	struct events *e = arg;
-	char ev[29], account[64], payload[1024];
+	char ev[EVENT_ID_LEN + 1], account[64], payload[1024];
 	int64_t i;
 	int rc;
 
 	for (i = 0; i < e->n; i++) {
-		bench_event_id(ev);
+		event_id(ev);
 		snprintf(account, sizeof(account), "hook%d-%lld@bench", e->pass,
 		    (long long)i);
 		bench_redemption_json(payload, sizeof(payload), i + 1,

@@ -3,7 +3,7 @@
 #include "../lib/common.h"
 #include "events.h"
 
-static void
+void
 event_id(char out[EVENT_ID_LEN + 1])
 {
 	static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";

@@ -9,6 +9,9 @@
 
 #define EVENT_ID_LEN 28 /* "evt_" + 24 characters */
 
+/* A fresh random event id: "evt_" and 24 base32 characters. */
+void event_id(char out[EVENT_ID_LEN + 1]);
+
 /* Inserts an event with a fresh id; payload is a JSON text (the "data"
  * object). redemption_id 0: none. Returns a db status. */
 int events_insert(

@@ -658,9 +658,6 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "UPDATE sweep_leases SET expires_at = 0, "
 	    "last_run_at = UNIX_TIMESTAMP(), last_done = ? "
 	    "WHERE job = ? AND holder = ?"},
-	S(STMT_SWEEP_LEASE_LIST)
-	    "SELECT job, holder, expires_at, last_run_at, last_done, "
-	    "UNIX_TIMESTAMP() FROM sweep_leases ORDER BY job"},
 	/* In batches: SQLite has no UPDATE ... LIMIT, MySQL no LIMIT in an
 	 * IN subquery. Only active codes expire; a claim re-checks expiry
 	 * itself, so a late sweep is never wrong, only late. */
