@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+struct arena;
+
 #include "tmpl.h"
 #include "web.h"
 
@@ -42,5 +44,16 @@ int admin_page_render(struct web *, struct resp *, enum web_page p,
  * (NULL-terminated, nkeys long) or the template is wrong. */
 void admin_page_load(struct web *, enum web_page p, const char *dir,
     const char *file, const char *const *keys, size_t nkeys);
+
+/* n rows of nkeys values each, zeroed (TV_NONE), in the arena; NULL
+ * when it is full. */
+struct tval **admin_rows(struct arena *, size_t n, size_t nkeys);
+/* A form field sent at most once, or NULL. */
+const char *admin_form(struct req *, const char *key);
+/* A query field: NULL when absent or empty; *bad set when it is sent
+ * twice or is longer than max. */
+const char *admin_query(struct req *, const char *key, size_t max, int *bad);
+/* Milliseconds on the monotonic clock (a page's query time). */
+double admin_now_ms(void);
 
 #endif

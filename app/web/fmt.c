@@ -80,3 +80,29 @@ fmt_time_html(struct arena *a, int64_t t)
 	return arena_printf(
 	    a, "<time datetime=\"%s\" title=\"%s\">%s</time>", iso, iso, text);
 }
+
+const char *
+fmt_url(struct arena *a, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(s), i, j = 0;
+	char *o = arena_alloc(a, 3 * n + 1);
+
+	if (o == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    c == '.' || c == '~') {
+			o[j++] = (char)c;
+			continue;
+		}
+		o[j++] = '%';
+		o[j++] = hex[c >> 4];
+		o[j++] = hex[c & 15];
+	}
+	o[j] = '\0';
+	return o;
+}

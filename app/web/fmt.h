@@ -24,5 +24,8 @@ void fmt_day(int64_t t, char out[16]);
 /* <time datetime="2026-05-01T10:00:00Z" title="...">2026-05-01 10:00
  * UTC</time>, in the arena; "" for 0 (no time). NULL when full. */
 const char *fmt_time_html(struct arena *, int64_t t);
+/* s percent-encoded for a query string or a path segment (all but the
+ * unreserved characters), in the arena; NULL when it is full. */
+const char *fmt_url(struct arena *, const char *s);
 
 #endif

@@ -9,6 +9,7 @@
 #include <err.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <sodium.h>
 
@@ -101,35 +102,8 @@ static const struct admin_nav admin_nav[] = {
 	"The audit log: every admin action, who, when and from where."},
 };
 
-static struct tval
-tv(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_STR : TV_NONE, .s = s};
-
-	return v;
-}
-
-/* HTML this file made (fmt_time_html, chart_bars): never a user's text
- * unescaped. */
-static struct tval
-tv_raw(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_RAW : TV_NONE, .s = s};
-
-	return v;
-}
-
-static struct tval
-tv_list(const struct tval *const *items, size_t n)
-{
-	struct tval v = {.type = TV_LIST, .items = items, .n = n};
-
-	return v;
-}
-
-/* n items of nkeys values each, zeroed (TV_NONE), in the arena. */
-static struct tval **
-items_new(struct arena *a, size_t n, size_t nkeys)
+struct tval **
+admin_rows(struct arena *a, size_t n, size_t nkeys)
 {
 	struct tval **it = arena_alloc(a, (n > 0 ? n : 1) * sizeof(*it));
 	size_t i;
@@ -140,6 +114,31 @@ items_new(struct arena *a, size_t n, size_t nkeys)
 		if ((it[i] = arena_alloc(a, nkeys * sizeof(**it))) == NULL)
 			return NULL;
 	return it;
+}
+
+const char *
+admin_form(struct req *req, const char *key)
+{
+	return kv_count(&req->form, key) > 1 ? NULL : kv_get(&req->form, key);
+}
+
+const char *
+admin_query(struct req *req, const char *key, size_t max, int *bad)
+{
+	const char *v = kv_get(&req->q, key);
+
+	if (kv_count(&req->q, key) > 1 || (v != NULL && strlen(v) > max))
+		*bad = 1;
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+double
+admin_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static void
@@ -200,7 +199,7 @@ layout(struct req *req, struct tval *v, size_t nkeys, const char *current,
 	v[AK_TENANT] = tv(s->tenant);
 	v[AK_CSRF] = tv(s->csrf);
 	v[AK_CAN_WRITE] = tv(session_can_write(s) ? "1" : NULL);
-	if ((it = items_new(req->a, NELEM(admin_nav), nkeys)) == NULL)
+	if ((it = admin_rows(req->a, NELEM(admin_nav), nkeys)) == NULL)
 		return -1;
 	for (i = 0; i < NELEM(admin_nav); i++) {
 		it[i][AK_HREF] = tv(admin_nav[i].href);
@@ -208,7 +207,7 @@ layout(struct req *req, struct tval *v, size_t nkeys, const char *current,
 		if (current != NULL && strcmp(current, admin_nav[i].href) == 0)
 			it[i][AK_CURRENT] = tv("1");
 	}
-	v[AK_NAV] = tv_list((const struct tval *const *)it, NELEM(admin_nav));
+	v[AK_NAV] = tv_list(it, NELEM(admin_nav));
 	return 0;
 }
 
@@ -438,7 +437,7 @@ overview_days(struct req *req, const struct stats_overview *o, struct tval *v)
 	size_t i;
 	int rc;
 
-	if ((it = items_new(req->a, STATS_DAYS, OV__MAX)) == NULL)
+	if ((it = admin_rows(req->a, STATS_DAYS, OV__MAX)) == NULL)
 		return -1;
 	for (i = 0; i < STATS_DAYS; i++) {
 		int64_t t = o->day0 + (int64_t)i * 86400;
@@ -469,7 +468,7 @@ overview_days(struct req *req, const struct stats_overview *o, struct tval *v)
 		it[i] = it[STATS_DAYS - 1 - i];
 		it[STATS_DAYS - 1 - i] = x;
 	}
-	v[OV_DAYS] = tv_list((const struct tval *const *)it, STATS_DAYS);
+	v[OV_DAYS] = tv_list(it, STATS_DAYS);
 	buf_init(&svg, 256 * 1024);
 	rc = chart_bars(&svg, o->per_day, STATS_DAYS, tip, tick, "chart-title");
 	if (rc == 0 && !svg.err)
@@ -493,13 +492,13 @@ overview_values(struct req *req, const struct stats_overview *o, struct tval *v)
 	if (overview_days(req, o, v) == -1)
 		return -1;
 
-	if ((it = items_new(a, o->ntop, OV__MAX)) == NULL)
+	if ((it = admin_rows(a, o->ntop, OV__MAX)) == NULL)
 		return -1;
 	for (i = 0; i < o->ntop; i++) {
 		it[i][OV_NAME] = tv(arena_strdup(a, o->top[i].name));
 		it[i][OV_COUNT] = tv(fmt_count_a(a, o->top[i].redemptions));
 	}
-	v[OV_TOP] = tv_list((const struct tval *const *)it, o->ntop);
+	v[OV_TOP] = tv_list(it, o->ntop);
 	v[OV_HAS_TOP] = tv(o->ntop > 0 ? "1" : NULL);
 
 	v[OV_LIVE_HOLDS] = tv(fmt_count_a(a, o->live_holds));
@@ -509,7 +508,7 @@ overview_values(struct req *req, const struct stats_overview *o, struct tval *v)
 	v[OV_LEAKED_WARN] =
 	    tv(o->leaked_permits + o->leaked_holds > 0 ? "1" : NULL);
 
-	if ((it = items_new(a, o->nfailing, OV__MAX)) == NULL)
+	if ((it = admin_rows(a, o->nfailing, OV__MAX)) == NULL)
 		return -1;
 	for (i = 0; i < o->nfailing; i++) {
 		const struct stats_endpoint *e = &o->failing[i];
@@ -522,7 +521,7 @@ overview_values(struct req *req, const struct stats_overview *o, struct tval *v)
 		it[i][OV_LAST_AT] =
 		    tv_raw(fmt_time_html(a, e->last_attempt_at));
 	}
-	v[OV_FAILING] = tv_list((const struct tval *const *)it, o->nfailing);
+	v[OV_FAILING] = tv_list(it, o->nfailing);
 	v[OV_HAS_FAILING] = tv(o->nfailing > 0 ? "1" : NULL);
 	return arena_err(a) ? -1 : 0;
 }

@@ -127,47 +127,6 @@ admin_campaign_pages_load(struct web *w, const char *dir)
 	    w, PAGE_ADMIN_AUDIT, dir, "admin_audit.html", audit_keys, AU__MAX);
 }
 
-static struct tval
-tv(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_STR : TV_NONE, .s = s};
-
-	return v;
-}
-
-/* HTML this file made (fmt_time_html, chart_bars). */
-static struct tval
-tv_raw(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_RAW : TV_NONE, .s = s};
-
-	return v;
-}
-
-static struct tval
-tv_list(struct tval **items, size_t n)
-{
-	struct tval v = {.type = TV_LIST,
-	    .items = (const struct tval *const *)items,
-	    .n = n};
-
-	return v;
-}
-
-static struct tval **
-items_new(struct arena *a, size_t n, size_t nkeys)
-{
-	struct tval **it = arena_alloc(a, (n > 0 ? n : 1) * sizeof(*it));
-	size_t i;
-
-	if (it == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if ((it[i] = arena_alloc(a, nkeys * sizeof(**it))) == NULL)
-			return NULL;
-	return it;
-}
-
 /* "2026-05-01T10:00" (a datetime-local input's value, in UTC); "" for
  * 0. */
 static const char *
@@ -216,13 +175,6 @@ parse_count(const char *s, int64_t *out)
 	return str_to_i64(s, 1, 1000000000000LL, out);
 }
 
-/* A field sent at most once, or NULL. */
-static const char *
-field(struct req *req, const char *key)
-{
-	return kv_count(&req->form, key) > 1 ? NULL : kv_get(&req->form, key);
-}
-
 /*
  * The window, budget and limit from the form into c; NULL when they are
  * good, else the sentence that says what is wrong.
@@ -230,19 +182,20 @@ field(struct req *req, const char *key)
 static const char *
 read_settings(struct req *req, struct campaign *c)
 {
-	if (parse_time(req->a, field(req, "starts_at"), &c->starts_at) == -1)
+	if (parse_time(req->a, admin_form(req, "starts_at"), &c->starts_at) ==
+	    -1)
 		return "The start is not a date and time (use "
 		       "2026-05-01T10:00, in UTC), or leave it empty.";
-	if (parse_time(req->a, field(req, "ends_at"), &c->ends_at) == -1)
+	if (parse_time(req->a, admin_form(req, "ends_at"), &c->ends_at) == -1)
 		return "The end is not a date and time (use "
 		       "2026-05-01T10:00, in UTC), or leave it empty.";
 	if (c->starts_at > 0 && c->ends_at > 0 && c->ends_at <= c->starts_at)
 		return "The end must come after the start.";
-	if (parse_count(field(req, "budget"), &c->budget) == -1)
+	if (parse_count(admin_form(req, "budget"), &c->budget) == -1)
 		return "The budget must be a whole number of redemptions, 1 "
 		       "or more, or empty for none.";
-	if (parse_count(
-		field(req, "per_account_limit"), &c->per_account_limit) == -1)
+	if (parse_count(admin_form(req, "per_account_limit"),
+		&c->per_account_limit) == -1)
 		return "The per-account limit must be a whole number, 1 or "
 		       "more, or empty for none.";
 	return NULL;
@@ -341,7 +294,7 @@ h_admin_campaigns(struct web *w, struct req *req, struct resp *resp)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	if (admin_page_layout(
 		req, v, CL__MAX, "/admin/campaigns", "Campaigns") == -1 ||
-	    (it = items_new(a, u.n, CL__MAX)) == NULL)
+	    (it = admin_rows(a, u.n, CL__MAX)) == NULL)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	for (i = 0; i < u.n; i++) {
 		const struct campaign *c = &u.c[i];
@@ -378,15 +331,15 @@ form_page(struct web *w, struct req *req, struct resp *resp, const char *error,
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	v[CF_ERROR] = tv(error);
 	if (error != NULL) {
-		const char *kind = field(req, "kind");
+		const char *kind = admin_form(req, "kind");
 
-		v[CF_NAME] = tv(field(req, "name"));
+		v[CF_NAME] = tv(admin_form(req, "name"));
 		v[CF_POOL] =
 		    tv(kind != NULL && strcmp(kind, "pool") == 0 ? "1" : NULL);
-		v[CF_BUDGET] = tv(field(req, "budget"));
-		v[CF_STARTS] = tv(field(req, "starts_at"));
-		v[CF_ENDS] = tv(field(req, "ends_at"));
-		v[CF_LIMIT] = tv(field(req, "per_account_limit"));
+		v[CF_BUDGET] = tv(admin_form(req, "budget"));
+		v[CF_STARTS] = tv(admin_form(req, "starts_at"));
+		v[CF_ENDS] = tv(admin_form(req, "ends_at"));
+		v[CF_LIMIT] = tv(admin_form(req, "per_account_limit"));
 	}
 	return admin_page_render(w, resp, PAGE_ADMIN_CAMPAIGN_FORM, v, status);
 }
@@ -438,8 +391,8 @@ int
 h_admin_campaign_create(struct web *w, struct req *req, struct resp *resp)
 {
 	struct campaign *c = arena_alloc(req->a, sizeof(*c));
-	const char *name = field(req, "name");
-	const char *kind = field(req, "kind");
+	const char *name = admin_form(req, "name");
+	const char *kind = admin_form(req, "kind");
 	const char *why;
 	enum error_word e;
 
@@ -487,7 +440,7 @@ campaign_chart(
 	size_t i;
 	int rc;
 
-	if ((it = items_new(req->a, CAMPAIGN_DAYS, CP__MAX)) == NULL)
+	if ((it = admin_rows(req->a, CAMPAIGN_DAYS, CP__MAX)) == NULL)
 		return -1;
 	for (i = 0; i < CAMPAIGN_DAYS; i++) {
 		int64_t t = day0 + (int64_t)i * 86400;
@@ -565,10 +518,10 @@ campaign_page(struct web *w, struct req *req, struct resp *resp,
 	v[CP_MONTH] = tv(fmt_count_a(a, month));
 	v[CP_QUIET] = tv(month == 0 ? "1" : NULL);
 	if (error != NULL) {
-		v[CP_BUDGET] = tv(field(req, "budget"));
-		v[CP_STARTS] = tv(field(req, "starts_at"));
-		v[CP_ENDS] = tv(field(req, "ends_at"));
-		v[CP_LIMIT] = tv(field(req, "per_account_limit"));
+		v[CP_BUDGET] = tv(admin_form(req, "budget"));
+		v[CP_STARTS] = tv(admin_form(req, "starts_at"));
+		v[CP_ENDS] = tv(admin_form(req, "ends_at"));
+		v[CP_LIMIT] = tv(admin_form(req, "per_account_limit"));
 	} else {
 		v[CP_BUDGET] = tv(c->budget > 0 ? arena_printf(a, "%lld",
 						      (long long)c->budget)

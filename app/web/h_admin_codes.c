@@ -115,100 +115,10 @@ admin_codes_pages_load(struct web *w, const char *dir)
 	    "admin_redemptions.html", redemptions_keys, RK__MAX);
 }
 
-static struct tval
-tv(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_STR : TV_NONE, .s = s};
-
-	return v;
-}
-
-/* HTML made by fmt_time_html: never a user's text. */
-static struct tval
-tv_raw(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_RAW : TV_NONE, .s = s};
-
-	return v;
-}
-
-/* n zeroed rows of nkeys values in the arena; NULL when it is full. */
-static struct tval **
-rows_new(struct arena *a, size_t n, size_t nkeys)
-{
-	struct tval **it = arena_alloc(a, (n > 0 ? n : 1) * sizeof(*it));
-	size_t i;
-
-	if (it == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if ((it[i] = arena_alloc(a, nkeys * sizeof(**it))) == NULL)
-			return NULL;
-	return it;
-}
-
-static struct tval
-tv_rows(struct tval **it, size_t n)
-{
-	struct tval v = {
-	    .type = TV_LIST, .items = (const struct tval *const *)it, .n = n};
-
-	return v;
-}
-
-/* Percent-encodes s for a query string or a path segment (all but the
- * unreserved characters). */
-static const char *
-url_enc(struct arena *a, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(s), i, j = 0;
-	char *o = arena_alloc(a, 3 * n + 1);
-
-	if (o == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-		    c == '.' || c == '~') {
-			o[j++] = (char)c;
-			continue;
-		}
-		o[j++] = '%';
-		o[j++] = hex[c >> 4];
-		o[j++] = hex[c & 15];
-	}
-	o[j] = '\0';
-	return o;
-}
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* A query field: NULL when absent or empty; *bad when sent twice or
- * longer than max. */
-static const char *
-qfield(struct req *req, const char *key, size_t max, int *bad)
-{
-	const char *v = kv_get(&req->q, key);
-
-	if (kv_count(&req->q, key) > 1 || (v != NULL && strlen(v) > max))
-		*bad = 1;
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
 static const char *
 code_href(struct arena *a, const char *display)
 {
-	const char *e = url_enc(a, display);
+	const char *e = fmt_url(a, display);
 
 	return e != NULL ? arena_printf(a, "/admin/codes/%s", e) : NULL;
 }
@@ -258,11 +168,11 @@ h_admin_codes(struct web *w, struct req *req, struct resp *resp)
 	int64_t n;
 	int bad = 0, more = 0;
 
-	search = qfield(req, "q", SEARCH_MAX, &bad);
-	q.campaign = qfield(req, "campaign", 64, &bad);
-	q.state = qfield(req, "state", 16, &bad);
-	after = qfield(req, "after", 20, &bad);
-	revoked = qfield(req, "revoked", 20, &bad);
+	search = admin_query(req, "q", SEARCH_MAX, &bad);
+	q.campaign = admin_query(req, "campaign", 64, &bad);
+	q.state = admin_query(req, "state", 16, &bad);
+	after = admin_query(req, "after", 20, &bad);
+	revoked = admin_query(req, "revoked", 20, &bad);
 	if (bad || (q.state != NULL && !admin_code_state_ok(q.state)) ||
 	    (after != NULL &&
 		str_to_i64(after, 1, INT64_MAX, &q.after_id) == -1))
@@ -270,11 +180,11 @@ h_admin_codes(struct web *w, struct req *req, struct resp *resp)
 		    "The search or the filters are not valid: a state is "
 		    "one of active, redeemed, exhausted, expired, revoked.");
 	if (admin_page_layout(req, v, CK__MAX, "/admin/codes", "Codes") == -1 ||
-	    (u.rows = rows_new(req->a, ADMIN_CODES_PAGE, CK__MAX)) == NULL ||
-	    (st = rows_new(req->a, NELEM(state_words), CK__MAX)) == NULL ||
+	    (u.rows = admin_rows(req->a, ADMIN_CODES_PAGE, CK__MAX)) == NULL ||
+	    (st = admin_rows(req->a, NELEM(state_words), CK__MAX)) == NULL ||
 	    (ci = arena_alloc(req->a, sizeof(*ci))) == NULL)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
-	t0 = now_ms();
+	t0 = admin_now_ms();
 	if (search != NULL) {
 		/* Any spelling of a code finds it: code_get normalizes. */
 		e = code_get(&req->svc, search, ci);
@@ -286,27 +196,28 @@ h_admin_codes(struct web *w, struct req *req, struct resp *resp)
 		e = admin_codes_page(&req->svc, &q, code_row, &u, &more);
 	if (e != ERROR_NONE)
 		return admin_error(w, req, resp, e, NULL);
-	v[CK_QUERY_MS] = tv(arena_printf(req->a, "%.1f ms", now_ms() - t0));
+	v[CK_QUERY_MS] =
+	    tv(arena_printf(req->a, "%.1f ms", admin_now_ms() - t0));
 	for (i = 0; i < NELEM(state_words); i++) {
 		st[i][CK_VALUE] = tv(state_words[i]);
 		if (q.state != NULL && strcmp(q.state, state_words[i]) == 0)
 			st[i][CK_SELECTED] = tv("1");
 	}
-	v[CK_STATES] = tv_rows(st, NELEM(state_words));
+	v[CK_STATES] = tv_list(st, NELEM(state_words));
 	v[CK_Q] = tv(search);
 	v[CK_SEARCHED] = tv(search != NULL ? "1" : NULL);
 	v[CK_CAMPAIGN] = tv(q.campaign);
-	v[CK_ROWS] = tv_rows(u.rows, u.n);
+	v[CK_ROWS] = tv_list(u.rows, u.n);
 	v[CK_HAS_ROWS] = tv(u.n > 0 ? "1" : NULL);
 	if (more)
 		v[CK_NEXT_HREF] = tv(arena_printf(req->a,
 		    "/admin/codes?campaign=%s&state=%s&after=%lld",
-		    url_enc(req->a, q.campaign ? q.campaign : ""),
+		    fmt_url(req->a, q.campaign ? q.campaign : ""),
 		    q.state ? q.state : "", (long long)u.last_id));
 	if (q.after_id > 0)
 		v[CK_FIRST_HREF] =
 		    tv(arena_printf(req->a, "/admin/codes?campaign=%s&state=%s",
-			url_enc(req->a, q.campaign ? q.campaign : ""),
+			fmt_url(req->a, q.campaign ? q.campaign : ""),
 			q.state ? q.state : ""));
 	if (revoked != NULL && str_to_i64(revoked, 1, INT64_MAX, &n) == 0)
 		v[CK_NOTICE] = tv(arena_printf(req->a, "Revoked %lld code%s.",
@@ -452,8 +363,10 @@ h_admin_code(struct web *w, struct req *req, struct resp *resp)
 		return admin_error(w, req, resp, e, NULL);
 	if (admin_page_layout(req, v, DK__MAX, "/admin/codes", ci->code) ==
 		-1 ||
-	    (u.red = rows_new(req->a, ADMIN_CODE_ROWS_MAX, DK__MAX)) == NULL ||
-	    (u.holds = rows_new(req->a, ADMIN_CODE_ROWS_MAX, DK__MAX)) == NULL)
+	    (u.red = admin_rows(req->a, ADMIN_CODE_ROWS_MAX, DK__MAX)) ==
+		NULL ||
+	    (u.holds = admin_rows(req->a, ADMIN_CODE_ROWS_MAX, DK__MAX)) ==
+		NULL)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	e = admin_code_history(
 	    &req->svc, ci->id, code_redemption, code_hold, &u);
@@ -472,8 +385,8 @@ h_admin_code(struct web *w, struct req *req, struct resp *resp)
 	if (strcmp(ci->state, "revoked") != 0 &&
 	    strcmp(ci->state, "expired") != 0)
 		v[DK_REVOCABLE] = tv("1");
-	v[DK_REDEMPTIONS] = tv_rows(u.red, u.nred);
-	v[DK_HOLDS] = tv_rows(u.holds, u.nholds);
+	v[DK_REDEMPTIONS] = tv_list(u.red, u.nred);
+	v[DK_HOLDS] = tv_list(u.holds, u.nholds);
 	v[DK_HAS_REDEMPTIONS] = tv(u.nred > 0 ? "1" : NULL);
 	v[DK_HAS_HOLDS] = tv(u.nholds > 0 ? "1" : NULL);
 	if (arena_err(req->a))
@@ -541,12 +454,12 @@ h_admin_redemptions(struct web *w, struct req *req, struct resp *resp)
 	int64_t n;
 	int bad = 0, more = 0;
 
-	q.campaign = qfield(req, "campaign", 64, &bad);
-	q.account = qfield(req, "account", ACCOUNT_MAX, &bad);
-	since = qfield(req, "since", 10, &bad);
-	until = qfield(req, "until", 10, &bad);
-	before = qfield(req, "before", 20, &bad);
-	reversed = qfield(req, "reversed", 20, &bad);
+	q.campaign = admin_query(req, "campaign", 64, &bad);
+	q.account = admin_query(req, "account", ACCOUNT_MAX, &bad);
+	since = admin_query(req, "since", 10, &bad);
+	until = admin_query(req, "until", 10, &bad);
+	before = admin_query(req, "before", 20, &bad);
+	reversed = admin_query(req, "reversed", 20, &bad);
 	if (bad || (since != NULL && parse_day(since, &q.since) == -1) ||
 	    (until != NULL && parse_day(until, &q.until) == -1) ||
 	    (before != NULL &&
@@ -557,36 +470,37 @@ h_admin_redemptions(struct web *w, struct req *req, struct resp *resp)
 		q.until += 86400; /* the day itself is in the range */
 	if (admin_page_layout(
 		req, v, RK__MAX, "/admin/redemptions", "Redemptions") == -1 ||
-	    (u.rows = rows_new(req->a, ADMIN_CODES_PAGE, RK__MAX)) == NULL)
+	    (u.rows = admin_rows(req->a, ADMIN_CODES_PAGE, RK__MAX)) == NULL)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
-	t0 = now_ms();
+	t0 = admin_now_ms();
 	e = admin_redemptions_page(&req->svc, &q, red_row, &u, &more);
 	if (e == ERROR_BAD_REQUEST)
 		return admin_error(w, req, resp, e,
 		    "That account is not one an account can be.");
 	if (e != ERROR_NONE)
 		return admin_error(w, req, resp, e, NULL);
-	v[RK_QUERY_MS] = tv(arena_printf(req->a, "%.1f ms", now_ms() - t0));
+	v[RK_QUERY_MS] =
+	    tv(arena_printf(req->a, "%.1f ms", admin_now_ms() - t0));
 	v[RK_CAMPAIGN] = tv(q.campaign);
 	v[RK_ACCOUNT] = tv(q.account);
 	v[RK_SINCE] = tv(since);
 	v[RK_UNTIL] = tv(until);
-	v[RK_ROWS] = tv_rows(u.rows, u.n);
+	v[RK_ROWS] = tv_list(u.rows, u.n);
 	v[RK_HAS_ROWS] = tv(u.n > 0 ? "1" : NULL);
 	if (more)
 		v[RK_NEXT_HREF] = tv(arena_printf(req->a,
 		    "/admin/redemptions?campaign=%s&account=%s&since=%s&"
 		    "until=%s&before=%lld",
-		    url_enc(req->a, q.campaign ? q.campaign : ""),
-		    url_enc(req->a, q.account ? q.account : ""),
+		    fmt_url(req->a, q.campaign ? q.campaign : ""),
+		    fmt_url(req->a, q.account ? q.account : ""),
 		    since ? since : "", until ? until : "",
 		    (long long)u.last_id));
 	if (q.before_id > 0)
 		v[RK_FIRST_HREF] = tv(arena_printf(req->a,
 		    "/admin/redemptions?campaign=%s&account=%s&since=%s&"
 		    "until=%s",
-		    url_enc(req->a, q.campaign ? q.campaign : ""),
-		    url_enc(req->a, q.account ? q.account : ""),
+		    fmt_url(req->a, q.campaign ? q.campaign : ""),
+		    fmt_url(req->a, q.account ? q.account : ""),
 		    since ? since : "", until ? until : ""));
 	if (reversed != NULL && str_to_i64(reversed, 1, INT64_MAX, &n) == 0)
 		v[RK_NOTICE] = tv(arena_printf(

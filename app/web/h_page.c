@@ -112,14 +112,6 @@ html_answer(struct resp *resp)
 	resp->ctype = "text/html; charset=utf-8";
 }
 
-static struct tval
-tv(const char *s)
-{
-	struct tval v = {.type = s != NULL && *s ? TV_STR : TV_NONE, .s = s};
-
-	return v;
-}
-
 int
 page_error(struct web *w, struct req *req, struct resp *resp, enum error_word e,
     const char *detail)

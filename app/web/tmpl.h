@@ -33,6 +33,35 @@ struct tval {
 	size_t n;
 };
 
+/* A string value (TV_NONE when s is NULL or empty), escaped on output. */
+static inline struct tval
+tv(const char *s)
+{
+	struct tval v = {.type = s != NULL && *s ? TV_STR : TV_NONE, .s = s};
+
+	return v;
+}
+
+/* HTML the program made (never a user's text): shown as is. */
+static inline struct tval
+tv_raw(const char *s)
+{
+	struct tval v = {.type = s != NULL && *s ? TV_RAW : TV_NONE, .s = s};
+
+	return v;
+}
+
+/* A list of n items, each an array of the page's values. */
+static inline struct tval
+tv_list(struct tval **items, size_t n)
+{
+	struct tval v = {.type = TV_LIST,
+	    .items = (const struct tval *const *)items,
+	    .n = n};
+
+	return v;
+}
+
 /* keys: NULL-terminated; a key's index is its position. err gets a message
  * with the file and line. */
 struct tmpl *tmpl_parse(const char *name, const char *text, size_t len,
