@@ -260,58 +260,25 @@ tally() { # tally FILE: adds its ok and FAIL lines to ours
 	n=$(grep -c '^FAIL ' "$1")
 	fail=$((fail + n))
 }
-api_rc=0
-run_test "$tmp/api.out" tests/e2e/api_test.py "$base/" || api_rc=$?
-tally "$tmp/api.out"
-if [ "$api_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/api.out"; then
-	bad "api_test.py exited $api_rc"
-fi
-
-leases_rc=0
-run_test "$tmp/leases.out" tests/e2e/leases_test.py "$base/" || leases_rc=$?
-tally "$tmp/leases.out"
-if [ "$leases_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/leases.out"; then
-	bad "leases_test.py exited $leases_rc"
-fi
-
+# py_test NAME SCRIPT ARGS...: runs one Python test and tallies it; a
+# script that dies without a FAIL line is a failure of its own.
+py_test() {
+	local name=$1 rc=0
+	shift
+	run_test "$tmp/$name.out" "$@" || rc=$?
+	tally "$tmp/$name.out"
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/$name.out"; then
+		bad "$(basename "$1") exited $rc"
+	fi
+}
 mkdir -p "$artefacts"
-page_rc=0
-run_test "$tmp/page.out" tests/e2e/page_test.py "$base/" "$artefacts" "$tag" ||
-	page_rc=$?
-tally "$tmp/page.out"
-if [ "$page_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/page.out"; then
-	bad "page_test.py exited $page_rc"
-fi
-
-admin_rc=0
-run_test "$tmp/admin.out" tests/e2e/admin_test.py "$base/" || admin_rc=$?
-tally "$tmp/admin.out"
-if [ "$admin_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/admin.out"; then
-	bad "admin_test.py exited $admin_rc"
-fi
-
-campaigns_rc=0
-run_test "$tmp/campaigns.out" tests/e2e/admin_campaigns_test.py "$base/" ||
-	campaigns_rc=$?
-tally "$tmp/campaigns.out"
-if [ "$campaigns_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/campaigns.out"; then
-	bad "admin_campaigns_test.py exited $campaigns_rc"
-fi
-
-codes_rc=0
-run_test "$tmp/codes.out" tests/e2e/admin_codes_test.py "$base/" || codes_rc=$?
-tally "$tmp/codes.out"
-if [ "$codes_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/codes.out"; then
-	bad "admin_codes_test.py exited $codes_rc"
-fi
-
-adminb_rc=0
-run_test "$tmp/adminb.out" tests/e2e/admin_browser_test.py "$base/" \
-	"$artefacts" "$tag" || adminb_rc=$?
-tally "$tmp/adminb.out"
-if [ "$adminb_rc" -ne 0 ] && ! grep -q '^FAIL ' "$tmp/adminb.out"; then
-	bad "admin_browser_test.py exited $adminb_rc"
-fi
+py_test api tests/e2e/api_test.py "$base/"
+py_test leases tests/e2e/leases_test.py "$base/"
+py_test page tests/e2e/page_test.py "$base/" "$artefacts" "$tag"
+py_test admin tests/e2e/admin_test.py "$base/"
+py_test campaigns tests/e2e/admin_campaigns_test.py "$base/"
+py_test codes tests/e2e/admin_codes_test.py "$base/"
+py_test adminb tests/e2e/admin_browser_test.py "$base/" "$artefacts" "$tag"
 
 # The guarantees hold on the database the workers wrote.
 if out=$(REDEEM_DB=$db "$bin/redeemctl" verify 2>&1); then
