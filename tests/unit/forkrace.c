@@ -27,7 +27,10 @@ fr_rounds(int def)
 	if (e == NULL || *e == '\0')
 		return def;
 	n = strtol(e, &end, 10);
-	return *end == '\0' && n >= 1 && n <= 100000 ? (int)n : def;
+	if (*end != '\0' || n < 1 || n > 100000)
+		return def;
+	n = n * def / 100;
+	return n >= 2 ? (int)n : 2;
 }
 
 void

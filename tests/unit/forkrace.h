@@ -38,7 +38,9 @@ struct fr {
 	int nrecs;
 };
 
-/* RACE_ROUNDS when set, else def. */
+/* A scenario's rounds: def by default (100 for the redemption races),
+ * scaled by RACE_ROUNDS / 100 when it is set (RACE_ROUNDS=50 halves every
+ * scenario's rounds), and 2 at the least. */
 int fr_rounds(int def);
 /* Child side: one record. */
 void fr_emit(struct fr *, const struct fr_rec *);

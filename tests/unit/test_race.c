@@ -5,7 +5,8 @@
  * child reports every outcome to the parent as a fixed-size record on a
  * pipe; the parent reaps every child, tallies, asserts, and runs verify
  * after every round. RACE_ROUNDS (default 100) sets the rounds per
- * scenario, RACE_SEED the seed that picks when the revoker strikes.
+ * scenario (fr_rounds), RACE_SEED the seed that picks when the revoker
+ * strikes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include "../../app/core/redeem.h"
 #include "../../app/core/verify.h"
 #include "fixture.h"
+#include "forkrace.h"
 
 #define RACE_CHILDREN 16
 #define RACE_MAX_CHILDREN (RACE_CHILDREN + 1)
@@ -85,19 +87,6 @@ struct tally {
 
 static struct race race; /* too large for the stack of a test */
 
-static int
-race_rounds(void)
-{
-	const char *e = getenv("RACE_ROUNDS");
-	long n;
-	char *end;
-
-	if (e == NULL || *e == '\0')
-		return 100;
-	n = strtol(e, &end, 10);
-	return *end == '\0' && n >= 1 && n <= 100000 ? (int)n : 100;
-}
-
 static unsigned
 race_seed(void)
 {
@@ -124,7 +113,7 @@ race_init(struct race *r, const char *name, race_fn fn, int nchildren)
 	r->name = name;
 	r->fn = fn;
 	r->nchildren = nchildren;
-	r->rounds = race_rounds();
+	r->rounds = fr_rounds(100);
 	r->seed = race_seed();
 }
 

@@ -319,7 +319,7 @@ START_TEST(test_sweep_killed_mid_batch_resumes)
 	setenv("REDEEM_SWEEP_LEASE", "3", 1);
 	/* Killed once its first batch shows: in the middle of the second,
 	 * most often; a sweeper quicker than the poll gets another go. */
-	for (tries = 0; tries < 5; tries++) {
+	for (tries = 0; tries < 20; tries++) {
 		a = sweeper_start();
 		/* fx_count writes (its probe row): a pause between polls
 		 * keeps it from starving the sweeper of the writer lock. */
