@@ -98,6 +98,7 @@ key_from_row(struct db_stmt *st, struct apikey *k)
 		str_copy(k->label, t, sizeof(k->label));
 	k->created_at = db_col_i64(st, 4);
 	k->revoked_at = db_col_null(st, 5) ? 0 : db_col_i64(st, 5);
+	k->last_used_at = db_col_null(st, 6) ? 0 : db_col_i64(st, 6);
 }
 
 static void
@@ -197,6 +198,7 @@ apikey_verify(struct db *db, const char *text, struct apikey *out)
 	const char *got, *t;
 	struct db_stmt *st;
 	struct apikey k;
+	int64_t now;
 	int rc, match;
 
 	memset(out, 0, sizeof(*out));
@@ -210,11 +212,12 @@ apikey_verify(struct db *db, const char *text, struct apikey *out)
 	if (rc != DB_ROW)
 		return svc_db_error(rc);
 	key_from_row(st, &k);
-	k.tenant_id = db_col_i64(st, 6);
-	if ((t = db_col_text(st, 7)) != NULL)
+	k.tenant_id = db_col_i64(st, 7);
+	if ((t = db_col_text(st, 8)) != NULL)
 		str_copy(k.tenant, t, sizeof(k.tenant));
-	k.unchecked_codes = db_col_i64(st, 8);
-	got = db_col_text(st, 9);
+	k.unchecked_codes = db_col_i64(st, 9);
+	got = db_col_text(st, 10);
+	now = db_col_i64(st, 11);
 	key_hash(text, want);
 	match = got != NULL && strlen(got) == KEY_HASH_HEX - 1 &&
 		sodium_memcmp(got, want, KEY_HASH_HEX - 1) == 0;
@@ -226,6 +229,16 @@ apikey_verify(struct db *db, const char *text, struct apikey *out)
 	if (k.revoked_at != 0) {
 		log_info("apikey: key %s is revoked", lookup);
 		return ERROR_UNAUTHORIZED;
+	}
+	/* The read decides whether to write at all: a conditional UPDATE
+	 * that matches nothing would still take SQLite's write lock. */
+	if (k.last_used_at <= now - APIKEY_TOUCH_EVERY) {
+		rc = db_exec(db, STMT_APIKEY_TOUCH, NULL, "i", k.id);
+		if (rc != DB_OK)
+			log_warn("apikey: last use of key %s not recorded: %s",
+			    lookup, db_errmsg(db));
+		else
+			k.last_used_at = now;
 	}
 	*out = k;
 	return ERROR_NONE;

@@ -13,6 +13,7 @@
 
 #define APIKEY_TEXT_MAX 64 /* the key as text, with its NUL */
 #define APIKEY_LABEL_MAX 100
+#define APIKEY_TOUCH_EVERY 60 /* seconds between last_used_at writes */
 
 enum apikey_scope { APIKEY_REDEEM, APIKEY_ADMIN, APIKEY__MAX };
 
@@ -25,7 +26,8 @@ struct apikey {
 	char lookup[9]; /* the public part, safe to show and log */
 	char label[APIKEY_LABEL_MAX + 1];
 	int64_t created_at;
-	int64_t revoked_at; /* 0: live */
+	int64_t revoked_at;   /* 0: live */
+	int64_t last_used_at; /* 0: never; to the minute (apikey_verify) */
 };
 
 const char *apikey_scope_name(enum apikey_scope);
@@ -38,7 +40,10 @@ enum error_word apikey_create(struct svc *, enum apikey_scope,
 
 /* The key behind a presented text, with its tenant, in one query:
  * ERROR_NONE, ERROR_UNAUTHORIZED (malformed, unknown, wrong secret or
- * revoked: one answer for all) or ERROR_UNAVAILABLE. */
+ * revoked: one answer for all) or ERROR_UNAVAILABLE. A good key's
+ * last_used_at is written when the one read is a minute old or more
+ * (APIKEY_TOUCH_EVERY), so the hot path writes at most once a minute per
+ * key; a failed write is logged and does not fail the request. */
 enum error_word apikey_verify(
     struct db *, const char *text, struct apikey *out);
 

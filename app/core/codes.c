@@ -112,10 +112,11 @@ gen_chunk_tx(struct db *db, void *arg)
 		if (codetext_in_alphabet(c->norm[i]) &&
 		    !codetext_check_ok(c->norm[i]))
 			c->unchecked++;
-	if (c->unchecked > 0)
-		return db_exec(db, STMT_TENANT_ADD_UNCHECKED, NULL, "ii",
-		    c->unchecked, c->s->tenant_id);
-	return DB_OK;
+	if (c->unchecked > 0 &&
+	    (rc = db_exec(db, STMT_TENANT_ADD_UNCHECKED, NULL, "ii",
+		 c->unchecked, c->s->tenant_id)) != DB_OK)
+		return rc;
+	return c->g->in_tx != NULL ? c->g->in_tx(db, c->g->arg, c->n) : DB_OK;
 }
 
 enum error_word
@@ -391,6 +392,133 @@ codes_import(struct svc *s, FILE *fp, struct codes_import *im)
 			break;
 	}
 	free(c.rows);
+	return e;
+}
+
+/* The dashboard's import: a chunk's rows keep where they came from. */
+struct report_chunk {
+	struct import_chunk c;
+	int64_t *line;
+	const char **text;
+	size_t *tlen;
+};
+
+static enum error_word
+report_flush(struct svc *s, struct report_chunk *r, struct codes_import *im,
+    void (*refused)(void *, int64_t, const char *, size_t, const char *),
+    void *arg)
+{
+	int64_t i;
+
+	if (r->c.n == 0)
+		return ERROR_NONE;
+	if (db_transact(s->db, DB_TX_WRITE, import_chunk_tx, &r->c) != DB_OK)
+		return ERROR_UNAVAILABLE;
+	im->created += r->c.created;
+	im->duplicates += r->c.duplicates;
+	im->refused += r->c.duplicates;
+	s->unchecked_codes += r->c.unchecked;
+	for (i = 0; i < r->c.n; i++)
+		if (!r->c.made[i])
+			refused(arg, r->line[i], r->text[i], r->tlen[i],
+			    "duplicate: the code exists already");
+	r->c.n = 0;
+	return ERROR_NONE;
+}
+
+enum error_word
+codes_import_report(struct svc *s, const char *text, size_t len, int need_check,
+    struct codes_import *im,
+    void (*refused)(void *, int64_t, const char *, size_t, const char *),
+    void *arg)
+{
+	char line[IMPORT_LINE_MAX], why[128];
+	struct report_chunk r;
+	struct campaign k;
+	enum error_word e;
+	const char *p = text, *end = text + len, *nl;
+	size_t n;
+	int64_t lineno = 0;
+	int first = 1, ok;
+
+	im->created = im->duplicates = im->refused = im->bad_line = 0;
+	im->bad_reason[0] = '\0';
+	if ((e = campaign_get(s, im->campaign, &k)) != ERROR_NONE)
+		return e;
+	if (im->max_uses < 1 || (k.kind == CAMPAIGN_POOL && im->max_uses != 1))
+		return ERROR_BAD_REQUEST;
+	memset(&r, 0, sizeof(r));
+	r.c.s = s;
+	r.c.campaign_id = k.id;
+	r.c.rows = calloc(GEN_CHUNK, sizeof(*r.c.rows));
+	r.c.made = calloc(GEN_CHUNK, 1);
+	r.line = calloc(GEN_CHUNK, sizeof(*r.line));
+	r.text = calloc(GEN_CHUNK, sizeof(*r.text));
+	r.tlen = calloc(GEN_CHUNK, sizeof(*r.tlen));
+	if (r.c.rows == NULL || r.c.made == NULL || r.line == NULL ||
+	    r.text == NULL || r.tlen == NULL) {
+		e = ERROR_UNAVAILABLE;
+		goto out;
+	}
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3; /* a spreadsheet's byte order mark */
+	for (; p < end && e == ERROR_NONE; p = nl < end ? nl + 1 : end) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		n = (size_t)(nl - p);
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		lineno++;
+		ok = -1;
+		if (n >= sizeof(line) - 1)
+			snprintf(why, sizeof(why), "line too long");
+		else if (n > 0 &&
+			 (memchr(p, '\0', n) != NULL || !str_utf8_ok(p, n)))
+			snprintf(why, sizeof(why),
+			    "not text (a NUL byte or bad UTF-8)");
+		else {
+			memcpy(line, p, n);
+			line[n] = '\0';
+			ok = import_parse(line, first, im, &r.c.rows[r.c.n],
+			    why, sizeof(why));
+			if (ok == 1 && k.kind == CAMPAIGN_POOL &&
+			    r.c.rows[r.c.n].max_uses != 1) {
+				snprintf(why, sizeof(why),
+				    "a pool's codes are single-use "
+				    "(max_uses 1)");
+				ok = -1;
+			}
+			if (ok == 1 && need_check &&
+			    (!codetext_in_alphabet(r.c.rows[r.c.n].norm) ||
+				!codetext_check_ok(r.c.rows[r.c.n].norm))) {
+				snprintf(why, sizeof(why),
+				    "bad check character (a typo?)");
+				ok = -1;
+			}
+		}
+		if (n > 0)
+			first = 0;
+		if (ok == 0)
+			continue;
+		if (ok == -1) {
+			im->refused++;
+			refused(arg, lineno, p, n, why);
+			continue;
+		}
+		r.line[r.c.n] = lineno;
+		r.text[r.c.n] = p;
+		r.tlen[r.c.n] = n;
+		if (++r.c.n == GEN_CHUNK)
+			e = report_flush(s, &r, im, refused, arg);
+	}
+	if (e == ERROR_NONE)
+		e = report_flush(s, &r, im, refused, arg);
+out:
+	free(r.c.rows);
+	free(r.c.made);
+	free(r.line);
+	free(r.text);
+	free(r.tlen);
 	return e;
 }
 

@@ -31,6 +31,11 @@ struct codes_gen {
 	 * texts, then with progress. Either may be NULL. */
 	void (*emit)(void *arg, const char *display);
 	void (*progress)(void *arg, int64_t done, int64_t total);
+	/* Called inside each batch's transaction, after its rows, with the
+	 * batch's size (a job's counter grows with its codes); anything but
+	 * DB_OK rolls the batch back and ends the call, ERROR_UNAVAILABLE.
+	 * NULL: none. */
+	int (*in_tx)(struct db *, void *arg, int64_t n);
 	void *arg;
 };
 
@@ -51,6 +56,8 @@ struct codes_import {
 	int64_t created, duplicates;
 	int64_t bad_line; /* the first bad line, with ERROR_BAD_REQUEST */
 	char bad_reason[128];
+	int64_t refused; /* codes_import_report: lines refused, duplicates
+			    included */
 };
 
 /*
@@ -60,6 +67,22 @@ struct codes_import {
  * that exist already are counted as duplicates and skipped.
  */
 enum error_word codes_import(struct svc *, FILE *, struct codes_import *);
+
+/*
+ * The dashboard's import: the same CSV (len bytes of text, in memory),
+ * but every good line is written and every bad one reported to refused
+ * (its line number, its text as sent, without the line end, and why in
+ * plain words), duplicates included, after the good rows around it are
+ * committed. need_check: a code must carry a good check character.
+ * im->created, duplicates and refused count; ERROR_NOT_FOUND
+ * (campaign), ERROR_BAD_REQUEST (im->max_uses) or ERROR_UNAVAILABLE (the
+ * rows committed before stay).
+ */
+enum error_word codes_import_report(struct svc *, const char *text, size_t len,
+    int need_check, struct codes_import *im,
+    void (*refused)(void *arg, int64_t line, const char *text, size_t tlen,
+	const char *why),
+    void *arg);
 
 /*
  * Imports a list of codes as given (the JSON API's {"codes": [...]}):

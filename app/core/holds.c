@@ -714,6 +714,10 @@ hold_release(struct svc *s, const char *xid, struct hold_result *res)
 
 struct sweep {
 	int batch;
+	int64_t tenant_id; /* 0: every tenant */
+	int64_t id;        /* > 0: this hold only (with tenant_id) */
+	hold_expired_fn *fn;
+	void *arg;
 	struct hold_row *rows; /* batch of them */
 	int64_t *ids;
 	int64_t done;
@@ -729,7 +733,14 @@ sweep_tx(struct db *db, void *arg)
 	int rc;
 
 	w->done = 0;
-	rc = db_query(db, STMT_HOLD_DUE, &st, "i", (int64_t)w->batch);
+	if (w->id > 0)
+		rc = db_query(
+		    db, STMT_HOLD_DUE_ONE, &st, "ii", w->id, w->tenant_id);
+	else if (w->tenant_id > 0)
+		rc = db_query(db, STMT_HOLD_DUE_TENANT, &st, "ii", w->tenant_id,
+		    (int64_t)w->batch);
+	else
+		rc = db_query(db, STMT_HOLD_DUE, &st, "i", (int64_t)w->batch);
 	while (rc == DB_ROW) {
 		if (nids < w->batch)
 			w->ids[nids++] = db_col_i64(st, 0);
@@ -760,20 +771,35 @@ sweep_tx(struct db *db, void *arg)
 	free(v);
 	for (i = 0; rc == DB_OK && i < w->done; i++)
 		rc = expired_event(db, &w->rows[i]);
+	for (i = 0; rc == DB_OK && w->fn != NULL && i < w->done; i++)
+		rc = w->fn(
+		    db, w->arg, w->rows[i].h.id, w->rows[i].h.external_id);
 	return rc;
 }
 
 int
 hold_expire_due(struct db *db, int batch, int64_t *done)
 {
+	return hold_expire_tenant(db, 0, 0, batch, NULL, NULL, done);
+}
+
+int
+hold_expire_tenant(struct db *db, int64_t tenant_id, int64_t id, int batch,
+    hold_expired_fn *fn, void *arg, int64_t *done)
+{
 	struct sweep w;
 	int rc;
 
 	*done = 0;
-	if (batch < 1 || batch > HOLD_EXPIRE_MAX)
+	if (batch < 1 || batch > HOLD_EXPIRE_MAX || tenant_id < 0 ||
+	    (id > 0 && tenant_id == 0))
 		return -1;
 	memset(&w, 0, sizeof(w));
 	w.batch = batch;
+	w.tenant_id = tenant_id;
+	w.id = id;
+	w.fn = fn;
+	w.arg = arg;
 	w.rows = calloc((size_t)batch, sizeof(*w.rows));
 	w.ids = calloc((size_t)batch, sizeof(*w.ids));
 	if (w.rows == NULL || w.ids == NULL) {

@@ -104,6 +104,17 @@ int hold_get(struct svc *, const char *external_id, struct hold_result *);
 int hold_expire_due(struct db *, int batch, int64_t *done);
 
 /*
+ * The same batch for one tenant (the dashboard's release of leaked
+ * holds), or only its hold id when id > 0. fn (may be NULL) is called
+ * inside the transaction for each hold expired, after its seat and event;
+ * a status other than DB_OK rolls the whole batch back. Returns 0 or -1.
+ */
+typedef int hold_expired_fn(
+    struct db *, void *arg, int64_t id, const char *external_id);
+int hold_expire_tenant(struct db *, int64_t tenant_id, int64_t id, int batch,
+    hold_expired_fn *fn, void *arg, int64_t *done);
+
+/*
  * For the cleanup job: deletes up to batch (1..HOLD_EXPIRE_MAX) holds that
  * ended (confirmed, released or expired) more than age seconds ago; their
  * external_ids are free again. *done gets how many. Returns 0 or -1.

@@ -728,7 +728,11 @@ permit_release(struct svc *s, const char *xid, struct permit_result *res)
 
 struct sweep {
 	int batch;
-	int64_t max_age; /* > 0: the staleness job */
+	int64_t max_age;   /* > 0: the staleness job */
+	int64_t tenant_id; /* 0: every tenant */
+	int64_t id;        /* > 0: this permit only (with tenant_id) */
+	permit_ended_fn *fn;
+	void *arg;
 	int64_t *ids;
 	struct permit_row *rows;
 	struct give *g;
@@ -748,7 +752,19 @@ sweep_tx(struct db *db, void *arg)
 	w->done = 0;
 	memset(&none, 0, sizeof(none));
 	none.db = db;
-	if (w->max_age > 0)
+	if (w->id > 0 && w->max_age > 0)
+		rc = db_query(db, STMT_PERMIT_STALE_ONE, &st, "iii", w->id,
+		    w->tenant_id, w->max_age);
+	else if (w->id > 0)
+		rc = db_query(
+		    db, STMT_PERMIT_DUE_ONE, &st, "ii", w->id, w->tenant_id);
+	else if (w->tenant_id > 0 && w->max_age > 0)
+		rc = db_query(db, STMT_PERMIT_STALE_TENANT, &st, "iii",
+		    w->tenant_id, w->max_age, (int64_t)w->batch);
+	else if (w->tenant_id > 0)
+		rc = db_query(db, STMT_PERMIT_DUE_TENANT, &st, "ii",
+		    w->tenant_id, (int64_t)w->batch);
+	else if (w->max_age > 0)
 		rc = db_query(db, STMT_PERMIT_STALE, &st, "ii", w->max_age,
 		    (int64_t)w->batch);
 	else
@@ -784,21 +800,33 @@ sweep_tx(struct db *db, void *arg)
 		}
 		w->done++;
 	}
-	return give_back(db, w->g, ng);
+	if ((rc = give_back(db, w->g, ng)) != DB_OK)
+		return rc;
+	for (i = 0; w->fn != NULL && i < w->done; i++)
+		if ((rc = w->fn(db, w->arg, w->rows[i].p.id,
+			 w->rows[i].p.external_id)) != DB_OK)
+			return rc;
+	return DB_OK;
 }
 
 static int
-sweep(struct db *db, int64_t max_age, int batch, int64_t *done)
+sweep(struct db *db, int64_t tenant_id, int64_t id, int64_t max_age, int batch,
+    permit_ended_fn *fn, void *arg, int64_t *done)
 {
 	struct sweep w;
 	int rc;
 
 	*done = 0;
-	if (batch < 1 || batch > PERMIT_EXPIRE_MAX)
+	if (batch < 1 || batch > PERMIT_EXPIRE_MAX || tenant_id < 0 ||
+	    (id > 0 && tenant_id == 0))
 		return -1;
 	memset(&w, 0, sizeof(w));
 	w.batch = batch;
 	w.max_age = max_age;
+	w.tenant_id = tenant_id;
+	w.id = id;
+	w.fn = fn;
+	w.arg = arg;
 	w.ids = calloc((size_t)batch, sizeof(*w.ids));
 	w.rows = calloc((size_t)batch, sizeof(*w.rows));
 	w.g = calloc((size_t)batch * PERMIT_ITEMS_MAX, sizeof(*w.g));
@@ -818,7 +846,7 @@ sweep(struct db *db, int64_t max_age, int batch, int64_t *done)
 int
 permit_expire_due(struct db *db, int batch, int64_t *done)
 {
-	return sweep(db, 0, batch, done);
+	return sweep(db, 0, 0, 0, batch, NULL, NULL, done);
 }
 
 int
@@ -828,7 +856,18 @@ permit_release_stale(struct db *db, int64_t max_age, int batch, int64_t *done)
 		*done = 0;
 		return -1;
 	}
-	return sweep(db, max_age, batch, done);
+	return sweep(db, 0, 0, max_age, batch, NULL, NULL, done);
+}
+
+int
+permit_sweep_tenant(struct db *db, int64_t tenant_id, int64_t id,
+    int64_t max_age, int batch, permit_ended_fn *fn, void *arg, int64_t *done)
+{
+	if (max_age < 0 || tenant_id < 1) {
+		*done = 0;
+		return -1;
+	}
+	return sweep(db, tenant_id, id, max_age, batch, fn, arg, done);
 }
 
 int

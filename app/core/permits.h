@@ -135,6 +135,19 @@ int permit_expire_due(struct db *, int batch, int64_t *done);
  */
 int permit_release_stale(
     struct db *, int64_t max_age, int batch, int64_t *done);
+
+/*
+ * The same two batches for one tenant (the dashboard's release of leaked
+ * permits), or only its permit id when id > 0: max_age 0 is
+ * permit_expire_due's (past the TTL -> expired), max_age > 0
+ * permit_release_stale's (-> released). fn (may be NULL) is called inside
+ * the transaction for each permit ended, after its room is back; a status
+ * other than DB_OK rolls the whole batch back. Returns 0 or -1.
+ */
+typedef int permit_ended_fn(
+    struct db *, void *arg, int64_t id, const char *external_id);
+int permit_sweep_tenant(struct db *, int64_t tenant_id, int64_t id,
+    int64_t max_age, int batch, permit_ended_fn *fn, void *arg, int64_t *done);
 /*
  * For the cleanup job: deletes up to batch permits that ended (released
  * or expired) more than age seconds ago, with their items; their

@@ -7,6 +7,7 @@
 #include "../lib/common.h"
 #include "../lib/log.h"
 #include "../lib/str.h"
+#include "admin_jobs.h"
 #include "holds.h"
 #include "permits.h"
 #include "session.h"
@@ -35,6 +36,7 @@ static const struct {
     [SWEEP_STALENESS] = {"staleness", "REDEEM_SWEEP_STALENESS", 600},
     [SWEEP_DELIVER] = {"deliver", "REDEEM_SWEEP_DELIVER", 1},
     [SWEEP_CLEANUP] = {"cleanup", "REDEEM_SWEEP_CLEANUP", 4 * 3600},
+    [SWEEP_GENERATE] = {"generate", "REDEEM_SWEEP_GENERATE", 1},
 };
 
 const char *
@@ -235,12 +237,34 @@ job_deliver(struct run *u)
 	return ERROR_NONE;
 }
 
+/* After each batch of a generate job: the sweep lease is still ours. */
+static int
+generate_renew(void *arg)
+{
+	return lease_take(arg) == 1;
+}
+
+/* The dashboard's bulk generates, each under a lease of its own too. */
+static enum error_word
+job_generate(struct run *u)
+{
+	int64_t codes = 0;
+	int rc;
+
+	rc = admin_jobs_run(u->db, u->holder, u->lease, SWEEP_BATCHES_MAX,
+	    generate_renew, u, &codes);
+	u->r->done = codes;
+	u->r->batches = (codes + ADMIN_JOB_BATCH - 1) / ADMIN_JOB_BATCH;
+	return rc == 0 ? ERROR_NONE : ERROR_UNAVAILABLE;
+}
+
 static enum error_word (*const job_fn[SWEEP__MAX])(struct run *) = {
     [SWEEP_EXPIRE] = job_expire,
     [SWEEP_RELEASE_LEAKED] = job_release_leaked,
     [SWEEP_STALENESS] = job_staleness,
     [SWEEP_DELIVER] = job_deliver,
     [SWEEP_CLEANUP] = job_cleanup,
+    [SWEEP_GENERATE] = job_generate,
 };
 
 enum error_word

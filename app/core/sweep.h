@@ -18,6 +18,7 @@ enum sweep_job {
 	SWEEP_STALENESS,
 	SWEEP_DELIVER,
 	SWEEP_CLEANUP,
+	SWEEP_GENERATE, /* the dashboard's bulk generate jobs (admin_jobs.h) */
 	SWEEP__MAX
 };
 

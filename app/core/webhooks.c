@@ -353,12 +353,25 @@ webhook_get(struct svc *s, int64_t id, struct webhook *out)
 	return ERROR_NONE;
 }
 
+/* "whsec_" + 64 hex digits from libsodium's CSPRNG. */
+static void
+secret_new(char secret[WEBHOOK_SECRET_MAX])
+{
+	unsigned char rnd[SECRET_BYTES];
+	char hex[SECRET_BYTES * 2 + 1];
+
+	randombytes_buf(rnd, sizeof(rnd));
+	str_hex(rnd, sizeof(rnd), hex);
+	snprintf(
+	    secret, WEBHOOK_SECRET_MAX, "%s%s", WEBHOOK_SECRET_PREFIX, hex);
+	sodium_memzero(rnd, sizeof(rnd));
+	sodium_memzero(hex, sizeof(hex));
+}
+
 enum error_word
 webhook_create(struct svc *s, const char *url, char secret[WEBHOOK_SECRET_MAX],
     struct webhook *out)
 {
-	unsigned char rnd[SECRET_BYTES];
-	char hex[SECRET_BYTES * 2 + 1];
 	struct db_stmt *st;
 	int64_t id;
 	int rc;
@@ -366,12 +379,7 @@ webhook_create(struct svc *s, const char *url, char secret[WEBHOOK_SECRET_MAX],
 	secret[0] = '\0';
 	if (!webhook_url_ok(url))
 		return ERROR_BAD_REQUEST;
-	randombytes_buf(rnd, sizeof(rnd));
-	str_hex(rnd, sizeof(rnd), hex);
-	snprintf(
-	    secret, WEBHOOK_SECRET_MAX, "%s%s", WEBHOOK_SECRET_PREFIX, hex);
-	sodium_memzero(rnd, sizeof(rnd));
-	sodium_memzero(hex, sizeof(hex));
+	secret_new(secret);
 	if ((st = db_prepare(s->db, STMT_WEBHOOK_INSERT)) == NULL)
 		rc = DB_EFAIL;
 	else {
@@ -417,6 +425,43 @@ webhook_list(
 	return ERROR_NONE;
 }
 
+struct rotate {
+	struct svc *s;
+	int64_t id, n;
+	const char *secret;
+};
+
+static int
+rotate_tx(struct db *db, void *arg)
+{
+	struct rotate *r = arg;
+
+	return db_exec(db, STMT_WEBHOOK_ROTATE, &r->n, "tii", r->secret, r->id,
+	    r->s->tenant_id);
+}
+
+enum error_word
+webhook_rotate(struct svc *s, int64_t id, char secret[WEBHOOK_SECRET_MAX])
+{
+	struct rotate r = {.s = s, .id = id, .secret = secret};
+	int rc;
+
+	secret_new(secret);
+	rc = db_transact(s->db, DB_TX_WRITE, rotate_tx, &r);
+	if (rc != DB_OK || r.n == 0) {
+		sodium_memzero(secret, WEBHOOK_SECRET_MAX);
+		if (rc != DB_OK) {
+			log_err("webhook rotate %lld: %s", (long long)id,
+			    db_errmsg(s->db));
+			return svc_db_error(rc);
+		}
+		return ERROR_NOT_FOUND;
+	}
+	log_info("webhook rotate: endpoint %lld in tenant %s", (long long)id,
+	    s->tenant);
+	return ERROR_NONE;
+}
+
 struct disable {
 	struct svc *s;
 	int64_t id;
@@ -457,8 +502,7 @@ webhook_disable(struct svc *s, int64_t id, struct webhook *out)
 	return out != NULL ? webhook_get(s, id, out) : ERROR_NONE;
 }
 
-/* The columns of DELIVERY_COLUMNS. */
-static void
+void
 delivery_from_row(struct db_stmt *st, struct delivery *d)
 {
 	const char *t;

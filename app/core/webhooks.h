@@ -108,6 +108,15 @@ int webhook_url_ok(const char *url);
  */
 enum error_word webhook_create(struct svc *, const char *url,
     char secret[WEBHOOK_SECRET_MAX], struct webhook *out);
+/*
+ * A new signing secret for the endpoint, handed out in secret this once
+ * (ERROR_NOT_FOUND for an id not of this tenant). Deliveries are signed
+ * when they are sent, with the secret of that moment: every attempt that
+ * starts after this returns carries the new one, pending retries
+ * included; one already in flight keeps the old.
+ */
+enum error_word webhook_rotate(
+    struct svc *, int64_t id, char secret[WEBHOOK_SECRET_MAX]);
 /* ERROR_NOT_FOUND for an id not of this tenant. */
 enum error_word webhook_get(struct svc *, int64_t id, struct webhook *out);
 enum error_word webhook_list(
@@ -115,6 +124,9 @@ enum error_word webhook_list(
 /* Idempotent. The endpoint gets nothing more: its pending deliveries
  * end dead ("endpoint disabled"). out may be NULL. */
 enum error_word webhook_disable(struct svc *, int64_t id, struct webhook *out);
+
+/* A row of the catalog's DELIVERY_COLUMNS into d (admin_hooks.c). */
+void delivery_from_row(struct db_stmt *, struct delivery *d);
 
 /* The tenant's deliveries, newest first: state NULL or "" for all,
  * before_id 0 for the newest (else ids below it), at most limit. */

@@ -168,6 +168,9 @@ admin_pages_load(struct web *w, const char *dir)
 	    OV__MAX);
 	admin_campaign_pages_load(w, dir);
 	admin_codes_pages_load(w, dir);
+	admin_jobs_pages_load(w, dir);
+	admin_leases_pages_load(w, dir);
+	admin_hooks_pages_load(w, dir);
 }
 
 void
@@ -406,6 +409,10 @@ h_admin_logout(struct web *w, struct req *req, struct resp *resp)
 {
 	if (session_end(w->db, req->sess_token) == ERROR_UNAVAILABLE)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
+	/* The session has ended either way: a lost audit row is logged by
+	 * audit_write, and the admin is still signed out. */
+	(void)audit_write(&req->svc, req->sess->admin_id, req->client,
+	    "admin.logout", req->sess->email, NULL);
 	admin_cookie_clear(w, resp);
 	return resp_see_other(resp, "/admin/login");
 }
@@ -560,37 +567,4 @@ h_admin_placeholder(struct web *w, struct req *req, struct resp *resp)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	v[AP_WHAT] = tv(n->what);
 	return render(w, resp, PAGE_ADMIN_PLACEHOLDER, v, 200);
-}
-
-/* ---- actions ---- */
-
-int
-h_admin_webhook_disable(struct web *w, struct req *req, struct resp *resp)
-{
-	struct webhook *wh = arena_alloc(req->a, sizeof(*wh));
-	int64_t id;
-	enum error_word e;
-
-	if (wh == NULL)
-		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
-	/* Not a number is no endpoint of this tenant's either. */
-	if (str_to_i64(req->param[0], 1, INT64_MAX, &id) == -1)
-		return admin_error(w, req, resp, ERROR_NOT_FOUND, NULL);
-	e = webhook_disable(&req->svc, id, wh);
-	if (e == ERROR_NOT_FOUND)
-		return admin_error(w, req, resp, e, NULL);
-	if (e != ERROR_NONE)
-		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
-	/* The change is made; the record of it is written after (the core
-	 * has no transaction that spans both). If the record fails the
-	 * admin is told and can send the form again: disabling is
-	 * idempotent and the next try writes the record. */
-	e = audit_write(&req->svc, req->sess->admin_id, req->client,
-	    "webhook.disable",
-	    arena_printf(req->a, "webhook %lld", (long long)id), wh->url);
-	if (e != ERROR_NONE)
-		return admin_error(w, req, resp, ERROR_UNAVAILABLE,
-		    "The endpoint was disabled, but the audit log could not "
-		    "record it. Send the form again in a moment.");
-	return resp_see_other(resp, "/admin/");
 }

@@ -100,6 +100,8 @@ resp_reset(struct resp *r)
 	r->status = 200;
 	r->ctype = NULL;
 	r->retry_after = 0;
+	r->stream = NULL;
+	r->stream_arg = NULL;
 }
 
 void

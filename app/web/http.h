@@ -56,8 +56,12 @@ struct req {
 	struct kvlist form;   /* an urlencoded body */
 	struct kvlist cookie; /* the Cookie header */
 	struct json_t *json;  /* a JSON body (API POST/PUT) */
-	struct svc svc;       /* the tenant the credentials or page name */
-	const char *who;      /* the API key's label or lookup, for records */
+	/* A multipart form's one file (route BODY_UPLOAD): its bytes in
+	 * body, not NUL-terminated; NULL, 0 when none was sent. */
+	const char *file;
+	size_t file_len;
+	struct svc svc;  /* the tenant the credentials or page name */
+	const char *who; /* the API key's label or lookup, for records */
 	/* An admin page's session (in req->a) and its cookie's token; NULL
 	 * outside the dashboard or without a valid session. */
 	const struct session *sess;
@@ -70,6 +74,14 @@ struct resp {
 	struct buf head; /* extra header lines, each ending in \r\n */
 	struct buf body;
 	int64_t retry_after; /* 0: no Retry-After */
+	/* A streamed body (a big export): when set, body is not sent as
+	 * is; after the headers (no Content-Length) main.c calls stream
+	 * with body emptied, writes what it appended, and again while it
+	 * returns 1; 0 ends the body, -1 cuts it short (logged). Memory
+	 * stays one chunk, whatever the length. stream_arg lives in the
+	 * request's arena, which outlives the writing. */
+	int (*stream)(void *stream_arg, struct buf *chunk);
+	void *stream_arg;
 };
 
 const char *http_method_name(enum http_method);

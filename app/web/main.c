@@ -136,6 +136,29 @@ read_request(struct web *w, struct arena *a, FCGX_Request *rq, struct req *req)
 	req->body_len = (size_t)n;
 }
 
+/* A streamed body, chunk by chunk through body's memory: the status is
+ * sent already, so a failure can only cut the body short. */
+static void
+write_stream(FCGX_Request *rq, struct req *req, struct resp *resp)
+{
+	int more;
+
+	do {
+		buf_reset(&resp->body);
+		more = resp->stream(resp->stream_arg, &resp->body);
+		if (resp->body.err) {
+			more = -1;
+			break;
+		}
+		if (resp->body.len > 0 && FCGX_PutStr(resp->body.data,
+					      (int)resp->body.len, rq->out) < 0)
+			more = -1; /* the client went away */
+	} while (more == 1);
+	if (more == -1)
+		log_err("web: %s %s: the streamed answer was cut short",
+		    http_method_name(req->method), req->path);
+}
+
 static void
 write_response(
     FCGX_Request *rq, struct req *req, struct resp *resp, struct buf *h)
@@ -151,7 +174,8 @@ write_response(
 	    h, "Status: %d %s\r\n", resp->status, http_reason(resp->status));
 	buf_printf(h, "Content-Type: %s\r\n",
 	    resp->ctype != NULL ? resp->ctype : "text/plain; charset=utf-8");
-	buf_printf(h, "Content-Length: %zu\r\n", resp->body.len);
+	if (resp->stream == NULL)
+		buf_printf(h, "Content-Length: %zu\r\n", resp->body.len);
 	buf_printf(h,
 	    "X-Content-Type-Options: nosniff\r\n"
 	    "X-Frame-Options: DENY\r\n"
@@ -166,6 +190,11 @@ write_response(
 	buf_add(h, resp->head.data, resp->head.len);
 	buf_puts(h, "\r\n");
 	FCGX_PutStr(h->data, (int)h->len, rq->out);
+	if (resp->stream != NULL) {
+		if (req->method != HTTP_HEAD)
+			write_stream(rq, req, resp);
+		return;
+	}
 	if (req->method != HTTP_HEAD && resp->body.len > 0)
 		FCGX_PutStr(resp->body.data, (int)resp->body.len, rq->out);
 }

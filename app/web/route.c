@@ -13,6 +13,7 @@
 #include "../lib/common.h"
 #include "../lib/log.h"
 #include "jsonin.h"
+#include "multipart.h"
 #include "web.h"
 
 enum route_auth {
@@ -26,7 +27,9 @@ enum route_auth {
 	AUTH__MAX
 };
 
-enum route_body { BODY_NONE, BODY_FORM, BODY_JSON, BODY__MAX };
+/* BODY_UPLOAD: a form urlencoded or multipart (multipart.h), its one
+ * file in req->file. */
+enum route_body { BODY_NONE, BODY_FORM, BODY_JSON, BODY_UPLOAD, BODY__MAX };
 
 struct route {
 	enum http_method method;
@@ -86,17 +89,53 @@ static const struct route routes[] = {
     {HTTP_POST, "/admin/login", AUTH_LOGIN, BODY_FORM, h_admin_login},
     {HTTP_POST, "/admin/logout", AUTH_SESSION, BODY_FORM, h_admin_logout},
     {HTTP_GET, "/admin/", AUTH_SESSION, BODY_NONE, h_admin_overview},
-    {HTTP_GET, "/admin/semaphores", AUTH_SESSION, BODY_NONE,
-	h_admin_placeholder},
-    {HTTP_GET, "/admin/leaked", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
-    {HTTP_GET, "/admin/webhooks", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
-    {HTTP_GET, "/admin/keys", AUTH_SESSION, BODY_NONE, h_admin_placeholder},
+    /* admin: webhooks and API keys */
+    {HTTP_GET, "/admin/webhooks", AUTH_SESSION, BODY_NONE, h_admin_webhooks},
+    {HTTP_POST, "/admin/webhooks", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_webhook_create},
+    {HTTP_GET, "/admin/webhooks/*", AUTH_SESSION, BODY_NONE, h_admin_webhook},
     {HTTP_POST, "/admin/webhooks/*/disable", AUTH_SESSION_WRITE, BODY_FORM,
 	h_admin_webhook_disable},
+    {HTTP_POST, "/admin/webhooks/*/rotate", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_webhook_rotate},
+    {HTTP_POST, "/admin/webhooks/*/redeliver-dead", AUTH_SESSION_WRITE,
+	BODY_FORM, h_admin_webhook_redeliver_dead},
+    {HTTP_POST, "/admin/webhooks/*/deliveries/*/redeliver", AUTH_SESSION_WRITE,
+	BODY_FORM, h_admin_delivery_redeliver},
+    {HTTP_GET, "/admin/keys", AUTH_SESSION, BODY_NONE, h_admin_keys},
+    {HTTP_POST, "/admin/keys", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_key_create},
+    {HTTP_POST, "/admin/keys/*/revoke", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_key_revoke},
+    /* admin: semaphores and leaked permits */
+    {HTTP_GET, "/admin/semaphores", AUTH_SESSION, BODY_NONE,
+	h_admin_semaphores},
+    {HTTP_GET, "/admin/semaphores/*", AUTH_SESSION, BODY_NONE,
+	h_admin_semaphore},
+    {HTTP_POST, "/admin/semaphores/*/capacity", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_semaphore_capacity},
+    {HTTP_GET, "/admin/leaked", AUTH_SESSION, BODY_NONE, h_admin_leaked},
+    {HTTP_POST, "/admin/leaked/holds/*/release", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_leaked_hold_release},
+    {HTTP_POST, "/admin/leaked/permits/*/release", AUTH_SESSION_WRITE,
+	BODY_FORM, h_admin_leaked_permit_release},
+    {HTTP_POST, "/admin/leaked/release-all", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_leaked_release_all},
     /* admin: codes and redemptions */
     {HTTP_GET, "/admin/codes", AUTH_SESSION, BODY_NONE, h_admin_codes},
     {HTTP_POST, "/admin/codes/revoke", AUTH_SESSION_WRITE, BODY_FORM,
 	h_admin_codes_revoke},
+    /* admin: generate jobs, import, export (before /admin/codes/{code}) */
+    {HTTP_GET, "/admin/codes/generate", AUTH_SESSION, BODY_NONE,
+	h_admin_generate_form},
+    {HTTP_POST, "/admin/codes/generate", AUTH_SESSION_WRITE, BODY_FORM,
+	h_admin_generate},
+    {HTTP_GET, "/admin/codes/import", AUTH_SESSION, BODY_NONE,
+	h_admin_import_form},
+    {HTTP_POST, "/admin/codes/import", AUTH_SESSION_WRITE, BODY_UPLOAD,
+	h_admin_import},
+    {HTTP_GET, "/admin/codes/export", AUTH_SESSION, BODY_NONE, h_admin_export},
+    {HTTP_GET, "/admin/jobs/*", AUTH_SESSION, BODY_NONE, h_admin_job},
     {HTTP_GET, "/admin/codes/*", AUTH_SESSION, BODY_NONE, h_admin_code},
     {HTTP_POST, "/admin/codes/*/revoke", AUTH_SESSION_WRITE, BODY_FORM,
 	h_admin_code_revoke},
@@ -245,7 +284,16 @@ parse_body(
 	case BODY_NONE:
 	case BODY__MAX:
 		return 0;
+	case BODY_UPLOAD:
+		if (!multipart_is(req->ctype))
+			goto form;
+		if (multipart_form(req->a, req->ctype, req->body, req->body_len,
+			&req->form, &req->file, &req->file_len) == -1)
+			return error_answer(w, req, resp, ERROR_BAD_REQUEST,
+			    "The form (multipart) is malformed.");
+		return 0;
 	case BODY_FORM:
+	form:
 		if (!is_form(req->ctype))
 			return error_answer(w, req, resp, ERROR_BAD_REQUEST,
 			    "The form must be sent urlencoded.");

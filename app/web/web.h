@@ -29,6 +29,19 @@ enum web_page {
 	PAGE_ADMIN_CODES,
 	PAGE_ADMIN_CODE,
 	PAGE_ADMIN_REDEMPTIONS,
+	/* admin: generate jobs, import, export */
+	PAGE_ADMIN_GENERATE,
+	PAGE_ADMIN_JOB,
+	PAGE_ADMIN_IMPORT,
+	/* admin: semaphores and leaked permits */
+	PAGE_ADMIN_SEMAPHORES,
+	PAGE_ADMIN_SEMAPHORE,
+	PAGE_ADMIN_LEAKED,
+	/* admin: webhooks and API keys */
+	PAGE_ADMIN_WEBHOOKS,
+	PAGE_ADMIN_WEBHOOK,
+	PAGE_ADMIN_SECRET,
+	PAGE_ADMIN_KEYS,
 	PAGE__MAX
 };
 
@@ -151,7 +164,6 @@ int h_admin_login(struct web *, struct req *, struct resp *);
 int h_admin_logout(struct web *, struct req *, struct resp *);
 int h_admin_overview(struct web *, struct req *, struct resp *);
 int h_admin_placeholder(struct web *, struct req *, struct resp *);
-int h_admin_webhook_disable(struct web *, struct req *, struct resp *);
 
 /* Campaigns and the audit log (h_admin_campaigns.c). */
 void admin_campaign_pages_load(struct web *, const char *dir);
@@ -172,6 +184,38 @@ int h_admin_code(struct web *, struct req *, struct resp *);
 int h_admin_code_revoke(struct web *, struct req *, struct resp *);
 int h_admin_redemptions(struct web *, struct req *, struct resp *);
 int h_admin_redemption_reverse(struct web *, struct req *, struct resp *);
+
+/* Generate jobs, import, export (h_admin_jobs.c). */
+void admin_jobs_pages_load(struct web *, const char *dir);
+int h_admin_generate_form(struct web *, struct req *, struct resp *);
+int h_admin_generate(struct web *, struct req *, struct resp *);
+int h_admin_job(struct web *, struct req *, struct resp *);
+int h_admin_import_form(struct web *, struct req *, struct resp *);
+int h_admin_import(struct web *, struct req *, struct resp *);
+int h_admin_export(struct web *, struct req *, struct resp *);
+
+/* Semaphores and leaked permits (h_admin_leases.c). */
+void admin_leases_pages_load(struct web *, const char *dir);
+int h_admin_semaphores(struct web *, struct req *, struct resp *);
+int h_admin_semaphore(struct web *, struct req *, struct resp *);
+int h_admin_semaphore_capacity(struct web *, struct req *, struct resp *);
+int h_admin_leaked(struct web *, struct req *, struct resp *);
+int h_admin_leaked_hold_release(struct web *, struct req *, struct resp *);
+int h_admin_leaked_permit_release(struct web *, struct req *, struct resp *);
+int h_admin_leaked_release_all(struct web *, struct req *, struct resp *);
+
+/* Webhooks and API keys (h_admin_hooks.c). */
+void admin_hooks_pages_load(struct web *, const char *dir);
+int h_admin_webhooks(struct web *, struct req *, struct resp *);
+int h_admin_webhook_create(struct web *, struct req *, struct resp *);
+int h_admin_webhook(struct web *, struct req *, struct resp *);
+int h_admin_webhook_rotate(struct web *, struct req *, struct resp *);
+int h_admin_webhook_disable(struct web *, struct req *, struct resp *);
+int h_admin_delivery_redeliver(struct web *, struct req *, struct resp *);
+int h_admin_webhook_redeliver_dead(struct web *, struct req *, struct resp *);
+int h_admin_keys(struct web *, struct req *, struct resp *);
+int h_admin_key_create(struct web *, struct req *, struct resp *);
+int h_admin_key_revoke(struct web *, struct req *, struct resp *);
 
 int h_api_hold_create(struct web *, struct req *, struct resp *);
 int h_api_hold_confirm(struct web *, struct req *, struct resp *);

@@ -211,6 +211,10 @@ def run_flow(d, art, tag):
     L.run("admin browser: the codes list, a code's page and the "
           "redemptions load clean", codes)
 
+    step_release_leaked(d, art, tag)
+    step_redeliver(d, art, tag)
+    step_generate_export(d, art, tag)
+
     def sign_out():
         d.go(url("/admin/"))
         btn = d.one("form.logout button")
@@ -222,6 +226,142 @@ def run_flow(d, art, tag):
                  "signed out: /admin/ goes to the login form")
         expect_clean(d, "after signing out")
     L.run("admin browser: keyboard sign-out ends the session", sign_out)
+
+
+def step_release_leaked(d, art, tag):
+    """The semaphores page, then the leaked page: a permit past its TTL
+    (the sweeper's release_leaked job held off meanwhile, as another
+    sweeper would) is released with its own button and is gone."""
+    import admin_test as A  # its SQL and sweeper-lease helpers
+
+    def release():
+        sem, xid = f"browser-sem-{L.RUN}", f"browser-leak-{L.RUN}"
+        L.expect_json_ok(L.api("PUT", f"/api/v1/semaphores/{sem}",
+                               {"capacity": 2}), 200, "a semaphore")
+        expect(A.take_lease("release_leaked", 60),
+               "could not take the release_leaked lease")
+        try:
+            L.expect_json_ok(L.api("POST", "/api/v1/permits", {
+                "external_id": xid, "owner": "browser", "ttl_seconds": 300,
+                "semaphores": [{"name": sem, "count": 1}]}), 201, "a permit")
+            A.sql("UPDATE permits SET expires_at = expires_at - 400 "
+                  f"WHERE external_id = {A.lit(xid)}")
+            pid = A.sql("SELECT id FROM permits WHERE external_id = "
+                        f"{A.lit(xid)}")[0][0]
+            d.go(url("/admin/semaphores"))
+            wait_for(lambda: d.find(f'tr[data-semaphore="{sem}"]'),
+                     "the semaphores list shows the semaphore")
+            expect_clean(d, "the semaphores list")
+            fits_phone(d, "the semaphores list")
+            shot(d, art, "semaphores", tag)
+            d.go(url("/admin/leaked"))
+            row = f'#leaked-permits tr[data-permit="{pid}"]'
+            wait_for(lambda: d.find(row), "the leaked page lists the permit")
+            expect_clean(d, "the leaked page")
+            fits_phone(d, "the leaked page")
+            shot(d, art, "leaked", tag)
+            d.keys(d.one(row + " button"), ENTER)
+            wait_for(lambda: d.find("#notice") and not d.find(row),
+                     "Release takes the permit off the leaked page")
+            expect("Released the permit" in d.text(d.one("#notice")),
+                   "no notice after the release")
+            expect_clean(d, "the leaked page after a release")
+        finally:
+            A.give_lease("release_leaked")
+        j = L.expect_json_ok(L.api("GET", f"/api/v1/semaphores/{sem}"), 200,
+                             "GET semaphore")
+        expect(j["semaphore"]["in_use"] == 0, "the room did not come back")
+    L.run("admin browser: the semaphores page, and a leaked permit "
+          "released with its button", release)
+
+
+def step_redeliver(d, art, tag):
+    """The webhooks page, then an endpoint's deliveries: a dead delivery
+    (an endpoint on a closed port, its delivery tried and then marked
+    dead) is redelivered with its own button and is pending again; the
+    API keys page loads clean."""
+    import admin_test as A  # its SQL helpers
+
+    def redeliver():
+        r = L.api("POST", "/api/v1/webhooks",
+                  {"url": f"http://127.0.0.1:{A.closed_port()}/browser"})
+        hid = L.expect_json_ok(r, 201, "a webhook")["webhook"]["id"]
+        code = L.codes(L.campaign(), 1)[0]
+        L.expect_status(L.redeem(code, L.account("browser-hook")), 200,
+                        "a redemption")
+        q = f"SELECT id FROM webhook_deliveries WHERE endpoint_id = {hid}"
+        wait_for(lambda: A.sql(q + " AND attempts >= 1"),
+                 "the delivery is tried", timeout=20)
+        did = A.sql(q)[0][0]
+        A.sql("UPDATE webhook_deliveries SET state = 'dead' "
+              f"WHERE id = {did}")
+        d.go(url("/admin/webhooks"))
+        wait_for(lambda: d.find(f'tr[data-webhook="{hid}"]'),
+                 "the webhooks page lists the endpoint")
+        expect_clean(d, "the webhooks page")
+        fits_phone(d, "the webhooks page")
+        shot(d, art, "webhooks", tag)
+        d.go(url(f"/admin/webhooks/{hid}"))
+        row = f'tr[data-delivery="{did}"]'
+        wait_for(lambda: d.find(row + '[data-state="dead"]'),
+                 "the endpoint's page shows the dead delivery")
+        expect_clean(d, "an endpoint's deliveries")
+        fits_phone(d, "an endpoint's deliveries")
+        shot(d, art, "webhook", tag)
+        d.keys(d.one(row + " button"), ENTER)
+        wait_for(lambda: d.find("#notice") and
+                 d.find(row) and not d.find(row + '[data-state="dead"]'),
+                 "Redeliver takes the delivery out of dead")
+        expect("1 delivery" in d.text(d.one("#notice")),
+               "no notice after the redelivery")
+        expect_clean(d, "the endpoint's page after a redelivery")
+        d.go(url("/admin/keys"))
+        wait_for(lambda: d.find("#keys"), "the keys page lists keys")
+        expect_clean(d, "the API keys page")
+        fits_phone(d, "the API keys page")
+        shot(d, art, "keys", tag)
+    L.run("admin browser: a dead webhook delivery redelivered with its "
+          "button; the API keys page", redeliver)
+
+
+def step_generate_export(d, art, tag):
+    """Generate: the form (keyboard: Enter on Generate) starts a job, its
+    page follows it to done by itself (the Refresh header, no script),
+    and its export link gives the campaign's codes as CSV (fetched with
+    the browser's session cookie: a download does not render)."""
+    import admin_test as A  # its SQL helpers
+
+    def generate():
+        camp = L.campaign(name=f"browser-gen-{L.RUN}")
+        d.go(url(f"/admin/codes/generate?campaign={camp}"))
+        wait_for(lambda: d.find("#generate-form"), "the generate form")
+        expect_clean(d, "the generate form")
+        fits_phone(d, "the generate form")
+        d.keys(d.one("#generate"), ENTER)
+        wait_for(lambda: path_of(d).startswith("/admin/jobs/") and
+                 d.find("#job"), "Generate goes to the job's page")
+        wait_for(lambda: d.find('#job[data-state="done"]'),
+                 "the job's page follows the job to done", timeout=30)
+        expect(d.text(d.one("#job-count")) == "1,000 of 1,000",
+               f"count: {d.text(d.one('#job-count'))!r}")
+        expect_clean(d, "the job's page")
+        fits_phone(d, "the job's page")
+        shot(d, art, "job", tag)
+        href = d.attr(d.one("#job-export"), "href") or ""
+        path = "/" + href.split("/", 3)[3] if "://" in href else href
+        cookie = d.s("GET", "/cookie/redeem_admin")["value"]
+        r = L.request("GET", path, headers={
+            "Cookie": f"redeem_admin={cookie}"})
+        L.expect_status(r, 200, "the export link")
+        lines = r.text().splitlines()
+        want = sorted(x[0] for x in A.sql(
+            "SELECT c.display FROM codes c JOIN campaigns k ON k.id = "
+            f"c.campaign_id WHERE k.name = {A.lit(camp)}"))
+        expect(lines[0].startswith("code,") and
+               sorted(x.split(",")[0] for x in lines[1:]) == want and
+               len(want) == 1000, f"the CSV: {len(lines)} lines")
+    L.run("admin browser: generate 1,000 codes, the job page reaches "
+          "done, its export link gives them", generate)
 
 
 def main():

@@ -278,6 +278,9 @@ py_test page tests/e2e/page_test.py "$base/" "$artefacts" "$tag"
 py_test admin tests/e2e/admin_test.py "$base/"
 py_test campaigns tests/e2e/admin_campaigns_test.py "$base/"
 py_test codes tests/e2e/admin_codes_test.py "$base/"
+py_test leases-admin tests/e2e/admin_leases_test.py "$base/"
+py_test hooks tests/e2e/admin_hooks_test.py "$base/"
+py_test jobs tests/e2e/admin_jobs_test.py "$base/"
 py_test adminb tests/e2e/admin_browser_test.py "$base/" "$artefacts" "$tag"
 
 # The guarantees hold on the database the workers wrote.

@@ -10,6 +10,10 @@
 #include "../../app/lib/common.h"
 #include "fixture.h"
 
+Suite *suite_admin_hooks(void);  /* test_admin_hooks.c */
+Suite *suite_admin_jobs(void);   /* test_admin_jobs.c */
+Suite *suite_admin_leases(void); /* test_admin_leases.c */
+
 int
 main(void)
 {
@@ -17,7 +21,8 @@ main(void)
 	    suite_campaigns, suite_codes, suite_redeem, suite_pool,
 	    suite_reverse, suite_abuse, suite_verify, suite_race, suite_web,
 	    suite_apikey, suite_holds, suite_permits, suite_webhooks,
-	    suite_sweep, suite_session, suite_audit};
+	    suite_sweep, suite_session, suite_audit, suite_admin_hooks,
+	    suite_admin_leases, suite_admin_jobs};
 	const char *b = getenv("REDEEM_TEST_DB");
 	SRunner *sr;
 	size_t i;
