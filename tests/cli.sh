@@ -58,7 +58,7 @@ expect 2 "no verb" -- "$R"
 expect 0 "--help" -- "$R" --help
 has "$t/out" "codes generate" "top help lists verbs"
 for v in migrate init "tenant create" "admin create" "admin passwd" \
-	"admin disable" "apikey create" \
+	"admin disable" "admin time-zone" "apikey create" \
 	"apikey list" "apikey revoke" "campaign create" "campaign close" \
 	"campaign list" "codes generate" "codes import" "codes export" \
 	"codes show" redeem "pool claim" reverse revoke verify; do
@@ -204,6 +204,26 @@ expect 2 "admin passwd unknown option" -- "$R" admin passwd \
 expect 1 "admin passwd, unknown tenant" -- "$R" admin passwd \
 	--email ann@example.com --tenant nosuch
 has "$t/err" "not_found" "admin passwd, unknown tenant"
+# admin time-zone: a zone of the tz database, audited.
+expect 0 "admin time-zone" -- "$R" admin time-zone --email ann@example.com \
+	Europe/Berlin
+has "$t/out" "now sees times in Europe/Berlin" "admin time-zone says the zone"
+[ "$(sql1 "SELECT time_zone FROM admins WHERE email = \
+	'ann@example.com'")" = Europe/Berlin ] && ok ||
+	bad "admin time-zone stores the zone"
+[ "$(sql1 "SELECT COUNT(*) FROM audit_log WHERE action = \
+	'admin.time_zone' AND object = 'ann@example.com'")" = 1 ] && ok ||
+	bad "admin time-zone is audited"
+for z in Mars/Olympus ../../etc/passwd /etc/passwd Europe//Berlin ""; do
+	expect 1 "admin time-zone $z" -- "$R" admin time-zone \
+		--email ann@example.com "$z"
+	has "$t/err" "bad_request" "admin time-zone $z is bad_request"
+done
+expect 1 "admin time-zone unknown admin" -- "$R" admin time-zone \
+	--email nobody@example.com UTC
+has "$t/err" "not_found" "admin time-zone unknown admin is not_found"
+expect 2 "admin time-zone without a zone" -- "$R" admin time-zone \
+	--email ann@example.com
 expect 0 "admin disable" -- "$R" admin disable --email Bob@example.com
 has "$t/out" "disabled admin bob@example.com in tenant default" \
 	"admin disable names the admin"
@@ -223,7 +243,7 @@ expect 2 "admin disable without e-mail" -- "$R" admin disable
 	ip = 'cli' AND action = 'admin.disable' AND \
 	object = 'bob@example.com'")" = 2 ] && ok ||
 	bad "two admin.disable audit rows"
-[ "$(sql1 "SELECT COUNT(*) FROM audit_log")" = 4 ] && ok ||
+[ "$(sql1 "SELECT COUNT(*) FROM audit_log")" = 5 ] && ok ||
 	bad "refusals write no audit row"
 
 # Campaigns.

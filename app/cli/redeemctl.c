@@ -817,6 +817,30 @@ v_admin_disable(struct cmd *c, const char **pos, int npos)
 	    c, "admin.disable", canon, fflush(stdout) == 0 ? 0 : EXIT_FAILED);
 }
 
+static int
+v_admin_time_zone(struct cmd *c, const char **pos, int npos)
+{
+	char canon[ACCOUNT_MAX + 1];
+	const char *email = opt_req(c, "email");
+	enum error_word e;
+
+	(void)npos;
+	if ((e = admin_set_time_zone(tsvc(c), email, pos[0])) != ERROR_NONE)
+		return fail(c->verb, e,
+		    e == ERROR_NOT_FOUND ? "no admin with that e-mail in the "
+					   "tenant"
+		    : e == ERROR_BAD_REQUEST
+			? "want an e-mail address and a zone of the tz "
+			  "database, such as Europe/Berlin or UTC"
+			: NULL);
+	if (admin_email_canonical(email, canon) == -1)
+		canon[0] = '\0'; /* unreachable: admin_set_time_zone took it */
+	printf("admin %s in tenant %s now sees times in %s\n", canon,
+	    the_svc.tenant, pos[0]);
+	return audit_cli(
+	    c, "admin.time_zone", canon, fflush(stdout) == 0 ? 0 : EXIT_FAILED);
+}
+
 struct first_run {
 	struct svc *s;
 	char password[ADMIN_PASSWORD_GEN + 1];
@@ -969,6 +993,11 @@ static struct opt o_admin_passwd[] = {
     TENANT_OPT,
     {NULL, NULL, NULL, NULL},
 };
+static struct opt o_admin_time_zone[] = {
+    {"email", "E", "the admin's e-mail", NULL},
+    TENANT_OPT,
+    {NULL, NULL, NULL, NULL},
+};
 static struct opt o_admin_disable[] = {
     {"email", "E", "the admin's e-mail", NULL},
     TENANT_OPT,
@@ -1006,6 +1035,12 @@ static struct verb verbs[] = {
 	 "cannot log in any more. Audited as admin.disable.",
 	 o_admin_disable, 0, 0},
 	v_admin_disable},
+    {{"admin time-zone", "ZONE",
+	 "Sets the time zone (of the tz database, such as Europe/Berlin; "
+	 "UTC by default) the dashboard shows a dashboard admin's times "
+	 "in, UTC on hover. Audited as admin.time_zone.",
+	 o_admin_time_zone, 1, 1},
+	v_admin_time_zone},
     {{"apikey create", "",
 	 "Creates an API key and prints it alone on standard output: it is "
 	 "shown this once and stored only as a hash.",

@@ -4,7 +4,11 @@
  * still verifies against a dummy hash, so the answer takes about as long
  * either way and does not tell which e-mails exist.
  */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sodium.h>
 
@@ -337,4 +341,57 @@ admin_disable(struct svc *s, const char *email)
 		log_info("admin disable: %s in tenant %s; its sessions ended",
 		    canon, s->tenant);
 	return e;
+}
+
+int
+admin_time_zone_ok(const char *zone)
+{
+	const char *dir = getenv("TZDIR"), *p;
+	char path[PATH_MAX];
+	struct stat sb;
+	size_t n;
+
+	if (zone == NULL || (n = strlen(zone)) == 0 || n > ADMIN_TIME_ZONE_MAX)
+		return 0;
+	if (strcmp(zone, "UTC") == 0)
+		return 1;
+	/* Names only: no "..", no leading or doubled '/'. */
+	for (p = zone; *p != '\0'; p++) {
+		int ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+			 (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+			 *p == '+' || *p == '/';
+
+		if (!ok ||
+		    (*p == '/' && (p == zone || p[1] == '/' || p[1] == '\0')))
+			return 0;
+		if (*p == '-' && (p == zone || p[-1] == '/'))
+			return 0;
+	}
+	if (dir == NULL || *dir == '\0')
+		dir = "/usr/share/zoneinfo";
+	if (snprintf(path, sizeof(path), "%s/%s", dir, zone) >=
+	    (int)sizeof(path))
+		return 0;
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+enum error_word
+admin_set_time_zone(struct svc *s, const char *email, const char *zone)
+{
+	char canon[ACCOUNT_MAX + 1];
+	int64_t n = 0;
+	int rc;
+
+	if (admin_email_canonical(email, canon) == -1 ||
+	    !admin_time_zone_ok(zone))
+		return ERROR_BAD_REQUEST;
+	rc = db_exec(s->db, STMT_ADMIN_SET_TIME_ZONE, &n, "tit", zone,
+	    s->tenant_id, canon);
+	if (rc != DB_OK)
+		return svc_db_error(rc);
+	if (n == 0)
+		return ERROR_NOT_FOUND;
+	log_info(
+	    "admin time zone: %s in tenant %s: %s", canon, s->tenant, zone);
+	return ERROR_NONE;
 }

@@ -12,7 +12,8 @@
 
 #define ADMIN_PASSWORD_MIN 8
 #define ADMIN_PASSWORD_MAX 256
-#define ADMIN_PASSWORD_GEN 20 /* characters of a generated password */
+#define ADMIN_PASSWORD_GEN 20  /* characters of a generated password */
+#define ADMIN_TIME_ZONE_MAX 64 /* "America/Argentina/ComodRivadavia" */
 
 enum admin_role { ADMIN_OWNER, ADMIN_ADMIN, ADMIN_VIEWER, ADMIN__MAX };
 
@@ -55,6 +56,16 @@ enum error_word admin_passwd(
  * ERROR_NOT_FOUND when there is none, ERROR_BAD_REQUEST when email is
  * not an e-mail. */
 enum error_word admin_disable(struct svc *, const char *email);
+/* The time zone the dashboard shows the admin's times in (an IANA name,
+ * such as Europe/Berlin, known to this system's tz database; "UTC" by
+ * default). ERROR_NOT_FOUND when there is no such admin,
+ * ERROR_BAD_REQUEST for a bad e-mail or an unknown zone. */
+enum error_word admin_set_time_zone(
+    struct svc *, const char *email, const char *zone);
+/* 1 when zone names a zone of the tz database (TZDIR, or
+ * /usr/share/zoneinfo): letters, digits, '_', '-', '+' and '/' between
+ * names, at most ADMIN_TIME_ZONE_MAX bytes. */
+int admin_time_zone_ok(const char *zone);
 
 /* For logins across tenants (session.c). The canonical form of an
  * admin's e-mail into out[ACCOUNT_MAX + 1]: 0, or -1 when it is not an

@@ -124,6 +124,8 @@ lookup(struct db *db, const struct session_config *c, const char *hash,
 	match = t != NULL && strlen(t) == HASH_HEX - 1 &&
 		sodium_memcmp(t, hash, HASH_HEX - 1) == 0;
 	*now = db_col_i64(st, 10);
+	if ((t = db_col_text(st, 11)) != NULL)
+		str_copy(out->time_zone, t, sizeof(out->time_zone));
 	db_reset(st);
 	if (!match) {
 		memset(out, 0, sizeof(*out));

@@ -31,6 +31,7 @@ struct session {
 	char email[ACCOUNT_MAX + 1];
 	enum admin_role role;
 	char csrf[SESSION_CSRF_LEN + 1]; /* the session's anti-forgery token */
+	char time_zone[ADMIN_TIME_ZONE_MAX + 1]; /* the admin's, "UTC" */
 	/* expires_at: the sooner of the idle and the absolute limit */
 	int64_t created_at, last_seen_at, expires_at;
 };

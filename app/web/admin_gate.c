@@ -10,6 +10,7 @@
 #include "../lib/arena.h"
 #include "../lib/common.h"
 #include "../lib/log.h"
+#include "fmt.h"
 #include "web.h"
 
 int
@@ -60,6 +61,7 @@ admin_session_load(struct web *w, struct req *req)
 
 	if (req->sess != NULL)
 		return ERROR_NONE;
+	fmt_zone(NULL); /* until a session says otherwise */
 	if ((tok = cookie_token(req)) == NULL)
 		return ERROR_UNAUTHORIZED;
 	if ((sess = arena_alloc(req->a, sizeof(*sess))) == NULL)
@@ -77,6 +79,7 @@ admin_session_load(struct web *w, struct req *req)
 	req->svc.cfg = w->svc_cfg;
 	req->sess = sess;
 	req->sess_token = tok;
+	fmt_zone(sess->time_zone);
 	req->who = arena_printf(req->a, "admin %s", sess->email);
 	return ERROR_NONE;
 }

@@ -1,5 +1,6 @@
 /* Numbers and times for people (fmt.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -66,19 +67,47 @@ fmt_day(int64_t t, char out[16])
 	snprintf(out, 16, "%s %d", months[tm.tm_mon], tm.tm_mday);
 }
 
+/* The zone fmt_time_html shows: "" (or "UTC") is UTC. */
+static char zone[64];
+
+void
+fmt_zone(const char *tz)
+{
+	if (tz == NULL || strcmp(tz, "UTC") == 0)
+		tz = "";
+	if (strcmp(tz, zone) == 0)
+		return;
+	snprintf(zone, sizeof(zone), "%s", tz);
+	/* ":Europe/Berlin": a file of the tz database, never a POSIX rule
+	 * string; unknown names read as UTC. */
+	if (*zone != '\0') {
+		char env[sizeof(zone) + 2];
+
+		snprintf(env, sizeof(env), ":%s", zone);
+		setenv("TZ", env, 1);
+	} else
+		setenv("TZ", "UTC0", 1);
+	tzset();
+}
+
 const char *
 fmt_time_html(struct arena *a, int64_t t)
 {
-	char iso[32], text[32];
+	char iso[32], utc[32], text[64];
+	time_t tt = (time_t)t;
+	struct tm tm;
 
 	if (t == 0)
 		return "";
 	str_rfc3339(t, iso);
-	fmt_utc(t, text);
-	/* Both forms are digits, dashes, colons and letters: nothing to
-	 * escape. */
+	fmt_utc(t, utc);
+	if (*zone == '\0' || localtime_r(&tt, &tm) == NULL ||
+	    strftime(text, sizeof(text), "%Y-%m-%d %H:%M %Z", &tm) == 0)
+		snprintf(text, sizeof(text), "%s", utc);
+	/* Digits, dashes, colons, '+' and letters (a zone's abbreviation
+	 * is at most a few of them): nothing to escape. */
 	return arena_printf(
-	    a, "<time datetime=\"%s\" title=\"%s\">%s</time>", iso, iso, text);
+	    a, "<time datetime=\"%s\" title=\"%s\">%s</time>", iso, utc, text);
 }
 
 const char *

@@ -21,8 +21,12 @@ const char *fmt_count_a(struct arena *, int64_t n);
 void fmt_utc(int64_t t, char out[32]);
 /* "May 1": a day's short name in the chart. */
 void fmt_day(int64_t t, char out[16]);
-/* <time datetime="2026-05-01T10:00:00Z" title="...">2026-05-01 10:00
- * UTC</time>, in the arena; "" for 0 (no time). NULL when full. */
+/* The time zone (an IANA name; NULL or "UTC" for UTC) that later
+ * fmt_time_html calls show: the signed-in admin's, set per request. */
+void fmt_zone(const char *tz);
+/* <time datetime="2026-05-01T10:00:00Z" title="2026-05-01 10:00
+ * UTC">2026-05-01 12:00 CEST</time> (the text in fmt_zone's zone, UTC on
+ * hover), in the arena; "" for 0 (no time). NULL when full. */
 const char *fmt_time_html(struct arena *, int64_t t);
 /* s percent-encoded for a query string or a path segment (all but the
  * unreserved characters), in the arena; NULL when it is full. */

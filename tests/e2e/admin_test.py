@@ -795,6 +795,40 @@ def t_login_throttled():
     signed_in(world().c_owner)
 
 
+def t_logout_audit_and_time_zone():
+    """An admin in America/New_York (set by redeemctl admin time-zone)
+    sees the audit log's times in New York time, UTC in the title; their
+    logout is an audit row."""
+    t = f"tz-{L.RUN}"
+    ctl_in(["tenant", "create", t])
+    email = admin_create(t, f"tz-{L.RUN}@example.com", "owner")
+    c = signed_in(email)
+    r = c.post("/admin/logout", {"csrf": session_csrf(c)})
+    L.expect_status(r, 303, "logout")
+    rows = sql("SELECT action, object FROM audit_log a JOIN tenants t ON "
+               f"t.id = a.tenant_id WHERE t.name = {lit(t)} AND "
+               "action = 'admin.logout'")
+    expect(rows == [("admin.logout", email)], f"logout audit rows {rows}")
+    ctl_in(["admin", "time-zone", "--tenant", t, "--email", email,
+            "America/New_York"])
+    c = signed_in(email)
+    r = c.get("/admin/audit")
+    L.expect_status(r, 200, "GET /admin/audit")
+    times = [n for n in page(r).find("time") if n.get("datetime")]
+    expect(times, "no <time> on the audit page")
+    for n in times:
+        utc = time.strptime(n.get("datetime"), "%Y-%m-%dT%H:%M:%SZ")
+        m = re.fullmatch(r"(\d{4}-\d\d-\d\d \d\d:\d\d) (EST|EDT)",
+                         n.text().strip())
+        expect(m, f"time {n.text()!r} not in New York time")
+        expect(n.get("title") == time.strftime("%Y-%m-%d %H:%M UTC", utc),
+               f"title {n.get('title')!r} is not the UTC time")
+        local = time.strptime(m.group(1), "%Y-%m-%d %H:%M")
+        behind = (time.mktime(utc) - time.mktime(local)) / 3600
+        expect(behind == (4 if m.group(2) == "EDT" else 5),
+               f"{n.text()!r} is {behind} h behind {n.get('title')!r}")
+
+
 TESTS = [
     ("admin: no page without a session (GET -> 303 /admin/login)",
      t_no_page_without_session),
@@ -825,6 +859,8 @@ TESTS = [
     ("admin: tenant isolation", t_isolation),
     ("admin: leaked permits and holds counted until swept", t_leaked),
     ("admin: login throttled -> 429 with Retry-After", t_login_throttled),
+    ("admin: logout is audited; times in the admin's zone, UTC on hover",
+     t_logout_audit_and_time_zone),
 ]
 
 

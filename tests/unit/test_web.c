@@ -1298,7 +1298,23 @@ START_TEST(test_web_fmt_times_utc)
 	ck_assert_str_eq(day, "Jan 1");
 	ck_assert_str_eq(fmt_time_html(a, 1795341294),
 	    "<time datetime=\"2026-11-22T09:54:54Z\" "
-	    "title=\"2026-11-22T09:54:54Z\">2026-11-22 09:54 UTC</time>");
+	    "title=\"2026-11-22 09:54 UTC\">2026-11-22 09:54 UTC</time>");
+	/* In the admin's zone, UTC on hover; summer time too. */
+	fmt_zone("Europe/Berlin");
+	ck_assert_str_eq(fmt_time_html(a, 1795341294),
+	    "<time datetime=\"2026-11-22T09:54:54Z\" "
+	    "title=\"2026-11-22 09:54 UTC\">2026-11-22 10:54 CET</time>");
+	ck_assert_str_eq(fmt_time_html(a, 1782000000), /* 2026-06-21 */
+	    "<time datetime=\"2026-06-21T00:00:00Z\" "
+	    "title=\"2026-06-21 00:00 UTC\">2026-06-21 02:00 CEST</time>");
+	fmt_zone("America/New_York");
+	ck_assert_str_eq(fmt_time_html(a, 1795341294),
+	    "<time datetime=\"2026-11-22T09:54:54Z\" "
+	    "title=\"2026-11-22 09:54 UTC\">2026-11-22 04:54 EST</time>");
+	fmt_zone("UTC");
+	ck_assert_str_eq(fmt_time_html(a, 1795341294),
+	    "<time datetime=\"2026-11-22T09:54:54Z\" "
+	    "title=\"2026-11-22 09:54 UTC\">2026-11-22 09:54 UTC</time>");
 	ck_assert_str_eq(fmt_time_html(a, 0), "");
 	ck_assert_str_eq(fmt_count_a(a, 12345), "12,345");
 	arena_free(a);

@@ -1,0 +1,3 @@
+-- Each admin's time zone (an IANA name such as Europe/Berlin): the
+-- dashboard shows times in it, with UTC on hover.
+ALTER TABLE admins ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
