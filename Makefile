@@ -149,7 +149,7 @@ format-check:
 bench: deps
 	@./.ci/deps bench
 	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/redeemctl \
-		$(BUILD)/redeem-fcgi
+		$(BUILD)/redeem-fcgi $(BUILD)/redeem-sweep
 	@bench/run.sh
 
 # Serves on 127.0.0.1:$(REDEEM_PORT) (8080) with REDEEM_DB (default

@@ -3,7 +3,8 @@
 # copy with the command). BENCH_SECONDS per cell (default 5), BENCH_GEN
 # codes for the generation row (default 1000000), BENCH_PERMIT_CLIENTS for
 # the permit rows (default 1,8,32), BENCH_SWEEP holds for the sweeper row
-# (default 100000), BENCH_DELIVERIES for the webhook row (default 10000).
+# (default 100000), BENCH_DELIVERIES for the webhook row (default 10000),
+# BENCH_ADMIN_CODES for the dashboard rows (default 1000000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d "${TMPDIR:-/tmp}/redeem-bench.XXXXXX")
@@ -26,3 +27,5 @@ build/bench "${BENCH_SECONDS:-5}" \
 	--gen "${BENCH_GEN:-1000000}"
 echo
 bench/web.sh "$work" "$dsn"
+echo
+bench/admin.sh "$work" "$dsn"
