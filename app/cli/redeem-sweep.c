@@ -33,11 +33,12 @@ usage(FILE *f)
 		    sweep_job_name((enum sweep_job)j),
 		    (long long)sweep_job_interval((enum sweep_job)j));
 	fprintf(f,
-	    "A job runs under a lease of %lld s (REDEEM_SWEEP_LEASE), "
-	    "renewed after each\nbatch, so two sweepers never run "
-	    "the same job at once and a killed\nsweeper's jobs are "
-	    "taken over when its leases run out.\n",
-	    (long long)sweep_lease_seconds());
+	    "A job works in batches of at most %d rows (REDEEM_SWEEP_BATCH), "
+	    "each its own\ntransaction, under a lease of %lld s "
+	    "(REDEEM_SWEEP_LEASE) renewed after each\nbatch, so two "
+	    "sweepers never run the same job at once and a killed\n"
+	    "sweeper's jobs are taken over when its leases run out.\n",
+	    sweep_batch(), (long long)sweep_lease_seconds());
 }
 
 int

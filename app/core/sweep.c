@@ -15,6 +15,7 @@
 #include "sweep.h"
 #include "webhooks.h"
 
+/* Rows a batch (one transaction) takes at most: REDEEM_SWEEP_BATCH. */
 #define SWEEP_BATCH 800
 /* A lease lasts this long (REDEEM_SWEEP_LEASE) and is renewed after every
  * batch, so a killed sweeper's job is free again soon after. */
@@ -79,6 +80,12 @@ sweep_lease_seconds(void)
 	return env_i64("REDEEM_SWEEP_LEASE", SWEEP_LEASE_SECONDS, 1, 3600);
 }
 
+int
+sweep_batch(void)
+{
+	return (int)env_i64("REDEEM_SWEEP_BATCH", SWEEP_BATCH, 1, 10000);
+}
+
 /* One run of one job: what each batch needs to renew the lease. */
 struct run {
 	struct db *db;
@@ -86,6 +93,7 @@ struct run {
 	const char *holder;
 	int64_t lease;
 	struct sweep_report *r;
+	int batch; /* sweep_batch() */
 };
 
 /*
@@ -112,7 +120,7 @@ more(struct run *u, int64_t n)
 {
 	u->r->done += n;
 	u->r->batches++;
-	if (n < SWEEP_BATCH || u->r->batches >= SWEEP_BATCHES_MAX)
+	if (n < u->batch || u->r->batches >= SWEEP_BATCHES_MAX)
 		return 0;
 	return lease_take(u) == 1;
 }
@@ -152,7 +160,7 @@ each_batch(struct run *u, int (*fn)(struct db *, int, int64_t *))
 	int64_t n;
 
 	do {
-		if (fn(u->db, SWEEP_BATCH, &n) == -1)
+		if (fn(u->db, u->batch, &n) == -1)
 			return ERROR_UNAVAILABLE;
 	} while (more(u, n));
 	return ERROR_NONE;
@@ -166,7 +174,7 @@ each_batch_aged(
 	int64_t n;
 
 	do {
-		if (fn(u->db, age, SWEEP_BATCH, &n) == -1)
+		if (fn(u->db, age, u->batch, &n) == -1)
 			return ERROR_UNAVAILABLE;
 	} while (more(u, n));
 	return ERROR_NONE;
@@ -175,7 +183,7 @@ each_batch_aged(
 static enum error_word
 job_expire(struct run *u)
 {
-	struct batch_tx t = {STMT_SWEEP_EXPIRE_CODES, "i", SWEEP_BATCH, 0, 0};
+	struct batch_tx t = {STMT_SWEEP_EXPIRE_CODES, "i", u->batch, 0, 0};
 
 	return batches(u, &t);
 }
@@ -185,7 +193,7 @@ job_cleanup(struct run *u)
 {
 	struct svc_config cfg;
 	struct session_config sc;
-	struct batch_tx t = {STMT_SWEEP_CLEANUP_ABUSE, "ii", 0, SWEEP_BATCH, 0};
+	struct batch_tx t = {STMT_SWEEP_CLEANUP_ABUSE, "ii", 0, u->batch, 0};
 
 	/* Failed attempts older than the gate's window (or the login
 	 * throttle's, which shares the table) count for nothing; holds,
@@ -229,8 +237,8 @@ job_deliver(struct run *u)
 
 	memset(&st, 0, sizeof(st));
 	webhooks_config_defaults(&cfg);
-	if (webhooks_enqueue(u->db, 10 * SWEEP_BATCH, &st) == -1 ||
-	    webhooks_deliver_due(u->db, &cfg, SWEEP_BATCH, &st) == -1)
+	if (webhooks_enqueue(u->db, 10 * u->batch, &st) == -1 ||
+	    webhooks_deliver_due(u->db, &cfg, u->batch, &st) == -1)
 		return ERROR_UNAVAILABLE;
 	u->r->done = st.claimed;
 	u->r->batches = 1;
@@ -271,7 +279,7 @@ enum error_word
 sweep_run(
     struct db *db, enum sweep_job j, const char *holder, struct sweep_report *r)
 {
-	struct run u = {db, j, holder, sweep_lease_seconds(), r};
+	struct run u = {db, j, holder, sweep_lease_seconds(), r, sweep_batch()};
 	enum error_word e;
 	int rc;
 

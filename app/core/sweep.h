@@ -37,6 +37,9 @@ int64_t sweep_job_interval(enum sweep_job);
 /* Seconds a job's lease lasts (REDEEM_SWEEP_LEASE, default 60); renewed
  * after every batch, so only a dead sweeper's lease runs out. */
 int64_t sweep_lease_seconds(void);
+/* Rows a batch of a job takes at most, each batch one transaction
+ * (REDEEM_SWEEP_BATCH, 1 to 10,000, default 800). */
+int sweep_batch(void);
 
 /* A name for this sweeper in lease rows: host:pid. */
 void sweep_holder(char *out, size_t len);

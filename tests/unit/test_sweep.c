@@ -303,9 +303,10 @@ END_TEST
 
 /*
  * A sweeper killed with SIGKILL while it works through 2,400 leaked
- * holds: the batch it was in leaves nothing half done (the count of
- * expired holds is a whole number of batches), its lease runs out, and a
- * new sweeper takes the job over and finishes it, each hold expired once.
+ * holds in 24 batches of 100 (REDEEM_SWEEP_BATCH): the batch it was in
+ * leaves nothing half done (the count of expired holds is a whole number
+ * of batches), its lease runs out, and a new sweeper takes the job over
+ * and finishes it, each hold expired once.
  */
 START_TEST(test_sweep_killed_mid_batch_resumes)
 {
@@ -317,8 +318,10 @@ START_TEST(test_sweep_killed_mid_batch_resumes)
 	leaked_holds("k", 2400, code);
 	setenv("REDEEM_SWEEP_RELEASE_LEAKED", "1", 1);
 	setenv("REDEEM_SWEEP_LEASE", "3", 1);
-	/* Killed once its first batch shows: in the middle of the second,
-	 * most often; a sweeper quicker than the poll gets another go. */
+	setenv("REDEEM_SWEEP_BATCH", "100", 1);
+	/* Killed once its first batch shows: in the middle of one of the
+	 * other 23, most often; a sweeper quicker than the poll gets another
+	 * go. */
 	for (tries = 0; tries < 20; tries++) {
 		a = sweeper_start();
 		/* fx_count writes (its probe row): a pause between polls
@@ -330,7 +333,7 @@ START_TEST(test_sweep_killed_mid_batch_resumes)
 		n = fx_count(
 		    "SELECT COUNT(*) FROM holds WHERE state = 'expired'");
 		ck_assert_msg(
-		    n % 800 == 0, "a killed batch left %lld", (long long)n);
+		    n % 100 == 0, "a killed batch left %lld", (long long)n);
 		if (n < 2400)
 			break;
 		fx_sql("UPDATE holds SET state = 'held', ended_at = NULL");
@@ -346,6 +349,7 @@ START_TEST(test_sweep_killed_mid_batch_resumes)
 	b = sweeper_start();
 	unsetenv("REDEEM_SWEEP_RELEASE_LEAKED");
 	unsetenv("REDEEM_SWEEP_LEASE");
+	unsetenv("REDEEM_SWEEP_BATCH");
 	await_count("SELECT COUNT(*) FROM holds WHERE state = 'held'", 0);
 	kill_and_reap(b);
 	assert_all_released(code, 2400);
