@@ -15,15 +15,7 @@ secs=${BENCH_SECONDS:-5}
 ncodes=${BENCH_ADMIN_CODES:-1000000}
 nred=${BENCH_ADMIN_REDEEMED:-10000}
 password="bench admin password"
-serve_pid=""
-stop_server() {
-	if [ -n "$serve_pid" ]; then
-		kill -TERM "$serve_pid" 2>/dev/null || true
-		wait "$serve_pid" 2>/dev/null || true
-		serve_pid=""
-	fi
-}
-trap stop_server EXIT
+. bench/lib.sh
 
 # sql DSN QUERY: runs one statement on the bench's database.
 sql() {
@@ -78,23 +70,11 @@ PY
 	echo "   $nred redemptions over 30 days in $(($(date +%s) - t0)) s"
 }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # serve DSN NAME: starts nginx and the workers, signs in; sets port,
 # cookie.
 serve() {
 	local dsn=$1 var=$work/admin-$2 jar csrf
-	port=$(free_port)
-	mkdir -p "$var"
-	REDEEM_DB=$dsn REDEEM_PORT=$port REDEEM_VAR=$var nginx/serve.sh \
-		>"$var/serve.out" 2>&1 &
-	serve_pid=$!
-	for _ in $(seq 200); do
-		curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break
-		sleep 0.05
-	done
+	serve_start "$dsn" "$var"
 	jar=$var/jar
 	csrf=$(curl -sf -c "$jar" "http://127.0.0.1:$port/admin/login" |
 		sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' | head -1)

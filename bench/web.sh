@@ -12,34 +12,13 @@ work=$1
 mdsn=$2
 secs=${BENCH_SECONDS:-5}
 conns=${BENCH_CONNS:-64}
-serve_pid=""
-stop_server() {
-	if [ -n "$serve_pid" ]; then
-		kill -TERM "$serve_pid" 2>/dev/null || true
-		wait "$serve_pid" 2>/dev/null || true
-		serve_pid=""
-	fi
-}
-trap stop_server EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. bench/lib.sh
 
 # start_server DSN NAME [WORKERS]: sets port, var, key, code.
 start_server() {
 	local dsn=$1 name=$2 workers=${3:-}
 	var=$work/web-$name
-	port=$(free_port)
-	mkdir -p "$var"
-	REDEEM_DB=$dsn REDEEM_PORT=$port REDEEM_VAR=$var \
-		REDEEM_WORKERS=${workers:-$(nproc)} nginx/serve.sh \
-		>"$var/serve.out" 2>&1 &
-	serve_pid=$!
-	for _ in $(seq 200); do
-		curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break
-		sleep 0.05
-	done
+	serve_start "$dsn" "$var" "$workers"
 	export REDEEM_DB=$dsn
 	key=$(build/redeemctl apikey create --scope redeem --label bench)
 	build/redeemctl campaign create --name bench >/dev/null

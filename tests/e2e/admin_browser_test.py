@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -210,6 +211,22 @@ def run_flow(d, art, tag):
         shot(d, art, "redemptions", tag)
     L.run("admin browser: the codes list, a code's page and the "
           "redemptions load clean", codes)
+
+    def revoke():
+        code = L.codes(L.campaign(name=f"brv-{L.RUN}"), 1)[0]
+        d.go(url("/admin/codes/" + urllib.parse.quote(code)))
+        wait_for(lambda: d.find("#revoke"), "a code's page has Revoke")
+        d.keys(d.one("#revoke"), ENTER)
+        wait_for(lambda: d.find("#code-state") and "revoked" in
+                 d.text(d.one("#code-state")) and not d.find("#revoke"),
+                 "Revoke shows the code revoked, without the button")
+        expect_clean(d, "a revoked code's page")
+        j = L.expect_json_ok(L.api(
+            "GET", "/api/v1/codes/" + urllib.parse.quote(code)), 200,
+            "GET the revoked code")
+        expect(j["code"]["state"] == "revoked",
+               f"the API says {j['code']['state']}")
+    L.run("admin browser: revoke a code with its button", revoke)
 
     step_release_leaked(d, art, tag)
     step_redeliver(d, art, tag)

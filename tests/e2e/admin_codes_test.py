@@ -305,21 +305,8 @@ TESTS = [
 
 
 def main():
-    global W
-    if len(sys.argv) > 1:
-        L.configure(sys.argv[1])
-    only = [s for s in os.environ.get("E2E_ONLY", "").split(",") if s]
-
-    def make():
-        global W
-        W = World()
-    L.run("admin codes: fixtures (a tenant, 126 codes, 4 redemptions)",
-          make)
-    for name, fn in TESTS:
-        if only and not any(o in fn.__name__ or o in name for o in only):
-            continue
-        L.run(name, fn)
-    L.finish()
+    L.main("admin codes: fixtures (a tenant, 126 codes, 4 redemptions)",
+           World, TESTS, sys.modules[__name__])
 
 
 if __name__ == "__main__":

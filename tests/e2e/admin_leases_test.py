@@ -324,17 +324,8 @@ TESTS = [
 
 
 def main():
-    global W
-    if len(sys.argv) > 1:
-        L.configure(sys.argv[1])
-
-    def make():
-        global W
-        W = World()
-    L.run("leases: fixtures (a tenant, an owner and a viewer)", make)
-    for name, fn in TESTS:
-        L.run(name, fn)
-    L.finish()
+    L.main("leases: fixtures (a tenant, an owner and a viewer)",
+           World, TESTS, sys.modules[__name__])
 
 
 if __name__ == "__main__":

@@ -91,6 +91,25 @@ def finish():
     sys.exit(0 if counts["fail"] == 0 else 1)
 
 
+def main(fixtures, make_world, tests, module):
+    """A test script's main: configures from argv[1], runs the named
+    fixtures check (make_world's result becomes module's W), then each
+    (name, fn) of tests that E2E_ONLY (comma-separated parts of names)
+    selects, then finishes."""
+    if len(sys.argv) > 1:
+        configure(sys.argv[1])
+    only = [s for s in os.environ.get("E2E_ONLY", "").split(",") if s]
+
+    def make():
+        module.W = make_world()
+    run(fixtures, make)
+    for name, fn in tests:
+        if only and not any(o in fn.__name__ or o in name for o in only):
+            continue
+        run(name, fn)
+    finish()
+
+
 def short(b, n=300):
     if isinstance(b, bytes):
         b = b.decode("utf-8", "replace")
