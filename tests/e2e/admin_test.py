@@ -795,6 +795,46 @@ def t_login_throttled():
     signed_in(world().c_owner)
 
 
+def crawl_key(path):
+    """Pages of one kind (a code's, a campaign's...) share a key."""
+    parts = path.split("?")[0].strip("/").split("/")
+    return "/".join(parts[:2]) + ("/*" * min(len(parts) - 2, 2))
+
+
+def t_pages_valid_html():
+    """Every dashboard page an admin can reach by following links from
+    the overview (up to 3 of each kind, 80 in all), in tenant A, which
+    the other suites have filled: valid HTML by e2elib's rules."""
+    c = signed_in(world().a_admin)
+    seen, todo, per_kind, bad = set(), ["/admin/"], {}, []
+    while todo and len(seen) < 80:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        r = c.get(path)
+        if r.status != 200 or not r.header("Content-Type", "").startswith(
+                "text/html"):
+            continue
+        bad += [f"{path}: {p}" for p in L.html_problems(r.text())]
+        for a in page(r).find("a"):
+            href = a.get("href", "")
+            if not href.startswith("/admin/") or "export" in href or \
+                    href in seen:
+                continue
+            k = crawl_key(href)
+            if per_kind.get(k, 0) < 3:
+                per_kind[k] = per_kind.get(k, 0) + 1
+                todo.append(href)
+    expect(len(seen) >= 12, f"only {len(seen)} pages reached")
+    expect(not bad, f"{len(bad)} problems in {len(seen)} pages: "
+           + "; ".join(bad[:8]))
+    for path in ("/admin/login", "/admin/nope"):
+        r = Client().get(path) if path == "/admin/login" else c.get(path)
+        probs = L.html_problems(r.text())
+        expect(not probs, f"{path}: {'; '.join(probs[:5])}")
+
+
 def t_logout_audit_and_time_zone():
     """An admin in America/New_York (set by redeemctl admin time-zone)
     sees the audit log's times in New York time, UTC in the title; their
@@ -860,6 +900,8 @@ TESTS = [
     ("admin: tenant isolation", t_isolation),
     ("admin: leaked permits and holds counted until swept", t_leaked),
     ("admin: login throttled -> 429 with Retry-After", t_login_throttled),
+    ("admin: every page reached from the overview is valid HTML",
+     t_pages_valid_html),
     ("admin: logout is audited; times in the admin's zone, UTC on hover",
      t_logout_audit_and_time_zone),
 ]

@@ -310,6 +310,119 @@ class _Builder(html.parser.HTMLParser):
             n = n.parent
 
 
+# Elements whose end tag HTML lets a page leave out; ours close them all
+# the same, except where the parser cannot tell (none of ours).
+OPTIONAL_END = set()
+
+
+class _Checker(html.parser.HTMLParser):
+    """The page-level rules of HTML a parser can check: a doctype, <html
+    lang>, one <title>, a charset; every element closed in order; ids
+    unique; each label's for= names an element; each form control has a
+    label (for=, wrapping, aria-label or aria-labelledby); each image an
+    alt; no inline script, event handler or style attribute (the CSP
+    forbids them)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.problems = []
+        self.stack = []
+        self.ids = {}
+        self.label_for = []
+        self.controls = []  # (id or None, labelled)
+        self.doctype = False
+        self.titles = 0
+        self.charset = False
+        self.lang = False
+
+    def handle_decl(self, decl):
+        if decl.lower() == "doctype html":
+            self.doctype = True
+
+    def _start(self, tag, attrs, void):
+        a = {k: (v if v is not None else "") for k, v in attrs}
+        where = f"<{tag}> at line {self.getpos()[0]}"
+        if "id" in a:
+            if a["id"] in self.ids:
+                self.problems.append(f"id {a['id']!r} twice ({where})")
+            self.ids[a["id"]] = tag
+        for k in a:
+            if k.startswith("on") or k == "style":
+                self.problems.append(f"inline {k}= on {where}")
+        if tag == "script" and "src" not in a:
+            self.problems.append(f"inline script ({where})")
+        if tag == "html":
+            self.lang = bool(a.get("lang"))
+        if tag == "meta" and a.get("charset", "").lower() == "utf-8":
+            self.charset = True
+        if tag == "title" and any(t == "head" for t, _ in self.stack):
+            self.titles += 1  # not an SVG's <title>
+        if tag == "img" and "alt" not in a:
+            self.problems.append(f"no alt on {where}")
+        if tag == "label" and a.get("for"):
+            self.label_for.append(a["for"])
+        if tag in ("input", "select", "textarea") and \
+                a.get("type") not in ("hidden", "submit", "button",
+                                      "reset"):
+            labelled = bool(a.get("aria-label") or a.get("aria-labelledby")
+                            or any(t == "label" for t, _ in self.stack))
+            self.controls.append((a.get("id"), labelled, where))
+        if not void:
+            self.stack.append((tag, where))
+
+    def handle_starttag(self, tag, attrs):
+        self._start(tag, attrs, tag in VOID)
+
+    def handle_startendtag(self, tag, attrs):
+        self._start(tag, attrs, True)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            self.problems.append(f"</{tag}> of a void element")
+            return
+        while self.stack and self.stack[-1][0] != tag and \
+                self.stack[-1][0] in OPTIONAL_END:
+            self.stack.pop()
+        if not self.stack or self.stack[-1][0] != tag:
+            top = self.stack[-1][1] if self.stack else "nothing"
+            self.problems.append(f"</{tag}> at line {self.getpos()[0]} "
+                                 f"closes {top}")
+            # Resynchronise on the nearest open element of that name.
+            for i in range(len(self.stack) - 1, -1, -1):
+                if self.stack[i][0] == tag:
+                    del self.stack[i:]
+                    break
+            return
+        self.stack.pop()
+
+
+def html_problems(text):
+    """What is wrong with a page's HTML by _Checker's rules ([] if
+    nothing)."""
+    c = _Checker()
+    c.feed(text)
+    c.close()
+    p = list(c.problems)
+    if not c.doctype:
+        p.append("no <!doctype html>")
+    if not c.lang:
+        p.append("no <html lang>")
+    if c.titles != 1:
+        p.append(f"{c.titles} <title> elements")
+    if not c.charset:
+        p.append("no <meta charset=utf-8>")
+    for tag, where in c.stack:
+        p.append(f"{where} never closed")
+    for f in c.label_for:
+        if f not in c.ids:
+            p.append(f"<label for={f!r}> names no element")
+    labelled = set(c.label_for)
+    for id_, wrapped, where in c.controls:
+        if not wrapped and id_ not in labelled:
+            p.append(f"{where} has no label")
+    return p
+
+
 class Html:
     def __init__(self, text):
         b = _Builder()
