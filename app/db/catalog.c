@@ -803,11 +803,17 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	/* Newest first; NULL campaign or account: any. The time range is
 	 * since <= redeemed_at < until, before_id the last id of the page
 	 * before. */
+	/* The page first, then its codes and campaigns (as for the codes
+	 * pages: joined at once, MariaDB reads campaigns first and sorts
+	 * every redemption of the tenant). */
 	S(STMT_ADMIN_REDEMPTIONS)
-	    "SELECT " REDEMPTION_COLUMNS REDEMPTION_FROM
-	    "WHERE r.tenant_id = ? AND (? IS NULL OR k.name = ?) "
-	    "AND (? IS NULL OR r.account = ?) AND r.redeemed_at >= ? "
-	    "AND r.redeemed_at < ? AND r.id < ? ORDER BY r.id DESC LIMIT ?"},
+	    "SELECT " REDEMPTION_COLUMNS " FROM (SELECT * FROM redemptions r "
+	    "WHERE r.tenant_id = ? AND (? IS NULL OR r.campaign_id = "
+	    "(SELECT x.id FROM campaigns x WHERE x.tenant_id = r.tenant_id "
+	    "AND x.name = ?)) AND (? IS NULL OR r.account = ?) AND "
+	    "r.redeemed_at >= ? AND r.redeemed_at < ? AND r.id < ? "
+	    "ORDER BY r.id DESC LIMIT ?) r JOIN codes c ON c.id = r.code_id "
+	    "JOIN campaigns k ON k.id = r.campaign_id ORDER BY r.id DESC"},
 
 	/* admin: semaphores and leaked permits. The tenant's batches of the
 	 * sweeper (STMT_HOLD_DUE, STMT_PERMIT_DUE, STMT_PERMIT_STALE with a
