@@ -123,20 +123,14 @@ admin_by_id(struct svc *s, int64_t id, struct admin *out)
 	return ERROR_NONE;
 }
 
-enum error_word
-admin_create(struct svc *s, const char *email, enum admin_role role,
-    const char *password, char *generated, struct admin *out)
+/* The argon2id hash of password into hash, or of a new one generated
+ * into generated (password NULL; generated NULL too is a bad request).
+ * ERROR_BAD_REQUEST for a password of the wrong length,
+ * ERROR_UNAVAILABLE when hashing ran out of memory. */
+static enum error_word
+password_hash(
+    const char *password, char *generated, char hash[crypto_pwhash_STRBYTES])
 {
-	char canon[ACCOUNT_MAX + 1], hash[crypto_pwhash_STRBYTES];
-	struct db_stmt *st;
-	int64_t id;
-	int rc;
-
-	if (generated != NULL)
-		generated[0] = '\0';
-	if ((unsigned)role >= ADMIN__MAX ||
-	    admin_email_canonical(email, canon) == -1)
-		return ERROR_BAD_REQUEST;
 	if (password == NULL) {
 		if (generated == NULL)
 			return ERROR_BAD_REQUEST;
@@ -146,9 +140,29 @@ admin_create(struct svc *s, const char *email, enum admin_role role,
 		return ERROR_BAD_REQUEST;
 	if (crypto_pwhash_str(hash, password, strlen(password), ADMIN_OPSLIMIT,
 		ADMIN_MEMLIMIT) != 0) {
-		log_err("admin create: out of memory hashing a password");
+		log_err("admin: out of memory hashing a password");
 		return ERROR_UNAVAILABLE;
 	}
+	return ERROR_NONE;
+}
+
+enum error_word
+admin_create(struct svc *s, const char *email, enum admin_role role,
+    const char *password, char *generated, struct admin *out)
+{
+	char canon[ACCOUNT_MAX + 1], hash[crypto_pwhash_STRBYTES];
+	struct db_stmt *st;
+	enum error_word e;
+	int64_t id;
+	int rc;
+
+	if (generated != NULL)
+		generated[0] = '\0';
+	if ((unsigned)role >= ADMIN__MAX ||
+	    admin_email_canonical(email, canon) == -1)
+		return ERROR_BAD_REQUEST;
+	if ((e = password_hash(password, generated, hash)) != ERROR_NONE)
+		return e;
 	if ((st = db_prepare(s->db, STMT_ADMIN_INSERT)) == NULL)
 		return svc_db_error(DB_EFAIL);
 	db_bind_i64(st, 1, s->tenant_id);
@@ -303,20 +317,9 @@ admin_passwd(
 		generated[0] = '\0';
 	if (admin_email_canonical(email, canon) == -1)
 		return ERROR_BAD_REQUEST;
-	if (password == NULL) {
-		if (generated == NULL)
-			return ERROR_BAD_REQUEST;
-		password_generate(generated);
-		password = generated;
-	} else if (!password_ok(password))
-		return ERROR_BAD_REQUEST;
 	/* Hashed before the transaction: argon2 takes its time, the
 	 * transaction should not. */
-	if (crypto_pwhash_str(hash, password, strlen(password), ADMIN_OPSLIMIT,
-		ADMIN_MEMLIMIT) != 0) {
-		log_err("admin passwd: out of memory hashing a password");
-		e = ERROR_UNAVAILABLE;
-	} else
+	if ((e = password_hash(password, generated, hash)) == ERROR_NONE)
 		e = change(s, canon, hash);
 	sodium_memzero(hash, sizeof(hash));
 	if (e != ERROR_NONE) {

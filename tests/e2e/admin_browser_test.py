@@ -14,18 +14,15 @@ ARTEFACT_DIR/admin-*-TAG.png.
 
 import base64
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as L  # noqa: E402
 from e2elib import expect  # noqa: E402
-from page_test import (ENTER, PHONE, TAB, Driver, WebDriverError,  # noqa: E402
+from page_test import (ENTER, PHONE, TAB, browser_main,  # noqa: E402
                        wait_for)
 
 PASSWORD = "browser pass " + L.RUN
@@ -382,43 +379,8 @@ def step_generate_export(d, art, tag):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print("usage: admin_browser_test.py BASE_URL ARTEFACT_DIR [TAG]",
-              file=sys.stderr)
-        sys.exit(2)
-    L.configure(sys.argv[1])
-    art = sys.argv[2]
-    tag = sys.argv[3] if len(sys.argv) > 3 else "e2e"
-    os.makedirs(art, exist_ok=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    profile = tempfile.mkdtemp(prefix="e2e-chromium.")
-    d = None
-    log = tempfile.NamedTemporaryFile(prefix="e2e-chromedriver.",
-                                      suffix=".log", delete=False)
-    try:
-        try:
-            d = Driver(profile, log)
-            d.start(javascript=True, console=True)
-        except (OSError, WebDriverError) as e:
-            log.flush()
-            with open(log.name, "rb") as f:
-                tail = f.read()[-1500:].decode("utf-8", "replace")
-            L.report(False, "admin browser: chromedriver and Chromium start",
-                     f"{e}\n{tail}")
-        else:
-            L.report(True, "admin browser: chromedriver and Chromium start")
-            run_flow(d, art, tag)
-    finally:
-        if d:
-            d.close()
-        log.close()
-        shutil.rmtree(profile, ignore_errors=True)
-        try:
-            os.unlink(log.name)
-        except OSError:
-            pass
-    L.finish()
-
+    browser_main("admin_browser_test.py", "admin browser", run_flow,
+                 javascript=True, console=True)
 
 if __name__ == "__main__":
     main()

@@ -279,9 +279,13 @@ def run_flow(d, art, tag):
     L.run("browser: a wrong code says so in plain words", wrong)
 
 
-def main():
+def browser_main(script, label, run_flow, **start):
+    """A browser test's main: argv BASE_URL ARTEFACT_DIR [TAG]; starts
+    chromedriver and Chromium (Driver.start(**start)), reports that as
+    "LABEL: chromedriver and Chromium start", runs run_flow(driver,
+    artefact_dir, tag), and always takes the browser down."""
     if len(sys.argv) < 3:
-        print("usage: page_test.py BASE_URL ARTEFACT_DIR [TAG]", file=sys.stderr)
+        print(f"usage: {script} BASE_URL ARTEFACT_DIR [TAG]", file=sys.stderr)
         sys.exit(2)
     L.configure(sys.argv[1])
     art = sys.argv[2]
@@ -297,15 +301,15 @@ def main():
     try:
         try:
             d = Driver(profile, log)
-            d.start()
+            d.start(**start)
         except Exception as e:
             log.flush()
             with open(log.name, "rb") as f:
                 tail = f.read()[-1500:].decode("utf-8", "replace")
-            L.report(False, "browser: chromedriver and Chromium start",
+            L.report(False, f"{label}: chromedriver and Chromium start",
                      f"{e}\n{tail}")
         else:
-            L.report(True, "browser: chromedriver and Chromium start")
+            L.report(True, f"{label}: chromedriver and Chromium start")
             run_flow(d, art, tag)
     finally:
         if d:
@@ -318,6 +322,9 @@ def main():
             pass
     L.finish()
 
+
+def main():
+    browser_main("page_test.py", "browser", run_flow)
 
 if __name__ == "__main__":
     main()
