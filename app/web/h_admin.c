@@ -17,7 +17,6 @@
 #include "../core/audit.h"
 #include "../core/session.h"
 #include "../core/stats.h"
-#include "../core/webhooks.h"
 #include "../lib/arena.h"
 #include "../lib/common.h"
 #include "../lib/log.h"
