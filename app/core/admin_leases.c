@@ -74,8 +74,8 @@ admin_semaphore_holders(struct svc *s, int64_t semaphore_id,
 	struct db_stmt *st;
 	int rc;
 
-	rc = db_query(s->db, STMT_ADMIN_SEMAPHORE_HOLDERS, &st, "ii",
-	    semaphore_id, (int64_t)ADMIN_LEASES_MAX);
+	rc = db_query(s->db, STMT_ADMIN_SEMAPHORE_HOLDERS, &st, "iii",
+	    semaphore_id, s->tenant_id, (int64_t)ADMIN_LEASES_MAX);
 	while (rc == DB_ROW) {
 		memset(&p, 0, sizeof(p));
 		p.id = db_col_i64(st, 0);
@@ -297,13 +297,15 @@ admin_leaked_release_all(struct svc *s, int64_t admin_id, const char *ip,
 	int64_t done;
 	int i;
 
+	/* Each kind until a batch releases nothing: a short batch may be
+	 * one whose rows the sweeper took first, with more left behind. */
 	*holds = *permits = 0;
 	for (i = 0; i < RELEASE_BATCHES_MAX; i++) {
 		if (hold_expire_tenant(s->db, s->tenant_id, 0,
 			ADMIN_LEASES_BATCH, audit_release, &c, &done) == -1)
 			return ERROR_UNAVAILABLE;
 		*holds += done;
-		if (done < ADMIN_LEASES_BATCH)
+		if (done == 0)
 			break;
 	}
 	c.kind = "permit";
@@ -312,7 +314,7 @@ admin_leaked_release_all(struct svc *s, int64_t admin_id, const char *ip,
 			ADMIN_LEASES_BATCH, audit_release, &c, &done) == -1)
 			return ERROR_UNAVAILABLE;
 		*permits += done;
-		if (done < ADMIN_LEASES_BATCH)
+		if (done == 0)
 			break;
 	}
 	c.detail = "leaked: acquired longer than the staleness limit; "
@@ -323,7 +325,7 @@ admin_leaked_release_all(struct svc *s, int64_t admin_id, const char *ip,
 			&c, &done) == -1)
 			return ERROR_UNAVAILABLE;
 		*permits += done;
-		if (done < ADMIN_LEASES_BATCH)
+		if (done == 0)
 			break;
 	}
 	return ERROR_NONE;

@@ -232,7 +232,7 @@ apikey_verify(struct db *db, const char *text, struct apikey *out)
 	}
 	/* The read decides whether to write at all: a conditional UPDATE
 	 * that matches nothing would still take SQLite's write lock. */
-	if (k.last_used_at <= now - APIKEY_TOUCH_EVERY) {
+	if (k.last_used_at < now - APIKEY_TOUCH_EVERY) {
 		rc = db_exec(db, STMT_APIKEY_TOUCH, NULL, "i", k.id);
 		if (rc != DB_OK)
 			log_warn("apikey: last use of key %s not recorded: %s",

@@ -611,3 +611,20 @@ delivery_json(const struct delivery *d)
 	json_object_set_new(o, "delivered_at", time_or_null(d->delivered_at));
 	return o;
 }
+
+void
+webhook_url_public(const char *url, char *out, size_t len)
+{
+	const char *scheme = strstr(url, "://");
+	const char *auth = scheme != NULL ? scheme + 3 : url;
+	const char *auth_end = auth + strcspn(auth, "/?#");
+	const char *host = auth, *p, *path_end;
+
+	/* user:password@host: the host alone. */
+	for (p = auth; p < auth_end; p++)
+		if (*p == '@')
+			host = p + 1;
+	path_end = auth_end + strcspn(auth_end, "?#");
+	snprintf(out, len, "%.*s%.*s", (int)(auth - url), url,
+	    (int)(path_end - host), host);
+}

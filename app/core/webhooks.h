@@ -99,6 +99,9 @@ int delivery_state_parse(const char *, enum delivery_state *);
  * WEBHOOK_URL_MAX bytes of printable ASCII, a host name or IP literal,
  * an optional port 1-65535, no user name or password. */
 int webhook_url_ok(const char *url);
+/* url as it may be recorded (the audit log): without user information,
+ * query or fragment, which may carry a token, into out[len]. */
+void webhook_url_public(const char *url, char *out, size_t len);
 
 /*
  * Creates an enabled endpoint in the svc's tenant. secret gets the

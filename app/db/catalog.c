@@ -856,8 +856,8 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "SELECT p.id, p.external_id, p.owner, i.fencing_token, "
 	    "p.created_at, p.expires_at, i.count, UNIX_TIMESTAMP() "
 	    "FROM permit_items i JOIN permits p ON p.id = i.permit_id "
-	    "WHERE i.semaphore_id = ? AND p.state = 'acquired' "
-	    "ORDER BY p.created_at, p.id LIMIT ?"},
+	    "WHERE i.semaphore_id = ? AND p.tenant_id = ? AND "
+	    "p.state = 'acquired' ORDER BY p.created_at, p.id LIMIT ?"},
 	/* The leaked page's totals: the overview's definition
 	 * (STMT_ADMIN_STATS_LEASES), the permits split in past their TTL
 	 * and stale but within it. */
@@ -1027,23 +1027,25 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	 * the answer of its newest failed pending and dead deliveries. */
 	S(STMT_ADMIN_HOOKS_COUNTS)
 	    "SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE "
-	    "endpoint_id = ? AND state = 'pending'), "
+	    "endpoint_id = w.id AND state = 'pending'), "
 	    "(SELECT COUNT(*) FROM webhook_deliveries WHERE "
-	    "endpoint_id = ? AND state = 'dead'), "
-	    "(SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ? "
-	    "AND state = 'delivered' AND delivered_at >= UNIX_TIMESTAMP() - ?), "
+	    "endpoint_id = w.id AND state = 'dead'), "
+	    "(SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = "
+	    "w.id AND state = 'delivered' AND delivered_at >= "
+	    "UNIX_TIMESTAMP() - ?), "
 	    "(SELECT x.last_status FROM webhook_deliveries x WHERE "
-	    "x.endpoint_id = ? AND x.state = 'pending' AND "
+	    "x.endpoint_id = w.id AND x.state = 'pending' AND "
 	    "x.last_attempt_at IS NOT NULL ORDER BY x.id DESC LIMIT 1), "
 	    "(SELECT x.last_error FROM webhook_deliveries x WHERE "
-	    "x.endpoint_id = ? AND x.state = 'pending' AND "
+	    "x.endpoint_id = w.id AND x.state = 'pending' AND "
 	    "x.last_attempt_at IS NOT NULL ORDER BY x.id DESC LIMIT 1), "
 	    "(SELECT x.last_status FROM webhook_deliveries x WHERE "
-	    "x.endpoint_id = ? AND x.state = 'dead' ORDER BY x.id DESC "
+	    "x.endpoint_id = w.id AND x.state = 'dead' ORDER BY x.id DESC "
 	    "LIMIT 1), "
 	    "(SELECT x.last_error FROM webhook_deliveries x WHERE "
-	    "x.endpoint_id = ? AND x.state = 'dead' ORDER BY x.id DESC "
-	    "LIMIT 1)"},
+	    "x.endpoint_id = w.id AND x.state = 'dead' ORDER BY x.id DESC "
+	    "LIMIT 1) FROM webhook_endpoints w WHERE w.id = ? AND "
+	    "w.tenant_id = ?"},
 	/* An endpoint's deliveries newest first below an id: all states on
 	 * (endpoint_id, id), one state on (endpoint_id, state) and its id
 	 * suffix, read backwards with no sort. MariaDB, left alone, walks

@@ -150,6 +150,16 @@ answer_words(struct arena *a, int status, const char *error)
 
 /* ---- the shown-once page ---- */
 
+/* The endpoint's URL for the audit log (webhook_url_public). */
+static const char *
+url_public(struct arena *a, const char *url)
+{
+	char out[WEBHOOK_URL_MAX + 1];
+
+	webhook_url_public(url, out, sizeof(out));
+	return arena_strdup(a, out);
+}
+
 static int
 secret_page(struct web *w, struct req *req, struct resp *resp,
     const char *title, const char *name, const char *secret, const char *note,
@@ -266,7 +276,8 @@ h_admin_webhook_create(struct web *w, struct req *req, struct resp *resp)
 	 * still shown (there is no other chance to see it). */
 	e = audit_write(&req->svc, req->sess->admin_id, req->client,
 	    "webhook.create",
-	    arena_printf(req->a, "webhook %lld", (long long)wh->id), wh->url);
+	    arena_printf(req->a, "webhook %lld", (long long)wh->id),
+	    url_public(req->a, wh->url));
 	status = secret_page(w, req, resp, "New webhook endpoint",
 	    arena_printf(
 		req->a, "Endpoint %lld: %s", (long long)wh->id, wh->url),
@@ -299,7 +310,8 @@ h_admin_webhook_rotate(struct web *w, struct req *req, struct resp *resp)
 		return admin_error(w, req, resp, e, NULL);
 	e = audit_write(&req->svc, req->sess->admin_id, req->client,
 	    "webhook.rotate",
-	    arena_printf(req->a, "webhook %lld", (long long)id), wh->url);
+	    arena_printf(req->a, "webhook %lld", (long long)id),
+	    url_public(req->a, wh->url));
 	status = secret_page(w, req, resp, "New webhook secret",
 	    arena_printf(req->a, "Endpoint %lld: %s", (long long)id, wh->url),
 	    secret,
@@ -338,7 +350,8 @@ h_admin_webhook_disable(struct web *w, struct req *req, struct resp *resp)
 	 * idempotent and the next try writes the record. */
 	e = audit_write(&req->svc, req->sess->admin_id, req->client,
 	    "webhook.disable",
-	    arena_printf(req->a, "webhook %lld", (long long)id), wh->url);
+	    arena_printf(req->a, "webhook %lld", (long long)id),
+	    url_public(req->a, wh->url));
 	if (e != ERROR_NONE)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE,
 		    "The endpoint was disabled, but the audit log could not "

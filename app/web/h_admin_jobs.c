@@ -433,6 +433,10 @@ export_chunk(void *arg, struct buf *chunk)
 	if (e != ERROR_NONE) {
 		log_err("web: export of tenant %s stopped after id %lld: %s",
 		    u->svc.tenant, (long long)u->after_id, error_name(e));
+		/* The status is sent: the file itself says it is cut
+		 * short. */
+		buf_puts(chunk, "# the export stopped here: the database did "
+				"not answer; this file is incomplete\r\n");
 		return -1;
 	}
 	u->after_id = last;
@@ -445,8 +449,8 @@ h_admin_export(struct web *w, struct req *req, struct resp *resp)
 	struct export_run *u = arena_alloc(req->a, sizeof(*u));
 	const char *campaign, *which;
 	struct campaign *k = arena_alloc(req->a, sizeof(*k));
-	enum error_word e;
-	int bad = 0;
+	enum error_word e = ERROR_NONE;
+	int bad = 0, more;
 
 	if (u == NULL || k == NULL)
 		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
@@ -463,20 +467,29 @@ h_admin_export(struct web *w, struct req *req, struct resp *resp)
 	    (e = campaign_get(&req->svc, campaign, k)) != ERROR_NONE)
 		return admin_error(w, req, resp, e,
 		    e == ERROR_NOT_FOUND ? "There is no such campaign." : NULL);
-	e = audit_write(&req->svc, req->sess->admin_id, req->client,
-	    "codes.export", campaign != NULL ? campaign : "all campaigns",
-	    arena_printf(req->a, "which=%s", which));
-	if (e != ERROR_NONE)
-		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
 	u->svc = req->svc;
 	u->campaign = campaign;
+	/* The first page now, then the record: a database that does not
+	 * answer is still a 503, not an empty file. */
+	more = export_chunk(u, &resp->body);
+	if (more != -1)
+		e = audit_write(&req->svc, req->sess->admin_id, req->client,
+		    "codes.export",
+		    campaign != NULL ? campaign : "all campaigns",
+		    arena_printf(req->a, "which=%s", which));
+	if (more == -1 || e != ERROR_NONE) {
+		buf_reset(&resp->body);
+		return admin_error(w, req, resp, ERROR_UNAVAILABLE, NULL);
+	}
+	if (more == 1) {
+		resp->stream = export_chunk;
+		resp->stream_arg = u;
+	}
 	resp->status = 200;
 	resp->ctype = "text/csv; charset=utf-8";
 	/* Campaign names are [A-Za-z0-9._-]: safe in a filename. */
 	resp_header(resp, "Content-Disposition",
 	    arena_printf(req->a, "attachment; filename=\"codes-%s-%s.csv\"",
 		campaign != NULL ? campaign : "all", which));
-	resp->stream = export_chunk;
-	resp->stream_arg = u;
 	return 200;
 }

@@ -74,11 +74,12 @@ struct resp {
 	struct buf head; /* extra header lines, each ending in \r\n */
 	struct buf body;
 	int64_t retry_after; /* 0: no Retry-After */
-	/* A streamed body (a big export): when set, body is not sent as
-	 * is; after the headers (no Content-Length) main.c calls stream
-	 * with body emptied, writes what it appended, and again while it
-	 * returns 1; 0 ends the body, -1 cuts it short (logged). Memory
-	 * stays one chunk, whatever the length. stream_arg lives in the
+	/* A streamed body (a big export): when set, after the headers (no
+	 * Content-Length) main.c writes body (the handler's first chunk),
+	 * then calls stream with body emptied, writes what it appended,
+	 * and again while it returns 1; 0 ends the body, -1 cuts it short
+	 * (logged). Memory stays one chunk, whatever the length; streamed
+	 * answers go after the batch's others. stream_arg lives in the
 	 * request's arena, which outlives the writing. */
 	int (*stream)(void *stream_arg, struct buf *chunk);
 	void *stream_arg;

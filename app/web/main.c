@@ -141,9 +141,14 @@ read_request(struct web *w, struct arena *a, FCGX_Request *rq, struct req *req)
 static void
 write_stream(FCGX_Request *rq, struct req *req, struct resp *resp)
 {
-	int more;
+	int more = 1;
 
-	do {
+	/* The first chunk, made by the handler (so a failure then was
+	 * still an error answer). */
+	if (resp->body.len > 0 &&
+	    FCGX_PutStr(resp->body.data, (int)resp->body.len, rq->out) < 0)
+		more = -1;
+	while (more == 1) {
 		buf_reset(&resp->body);
 		more = resp->stream(resp->stream_arg, &resp->body);
 		if (resp->body.err) {
@@ -153,7 +158,7 @@ write_stream(FCGX_Request *rq, struct req *req, struct resp *resp)
 		if (resp->body.len > 0 && FCGX_PutStr(resp->body.data,
 					      (int)resp->body.len, rq->out) < 0)
 			more = -1; /* the client went away */
-	} while (more == 1);
+	}
 	if (more == -1)
 		log_err("web: %s %s: the streamed answer was cut short",
 		    http_method_name(req->method), req->path);
@@ -288,7 +293,7 @@ worker(struct web *w, int sock)
 	struct sigaction sa;
 	sigset_t stop, waiting;
 	struct buf h;
-	int i, n;
+	int i, n, pass;
 
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
@@ -324,13 +329,18 @@ worker(struct web *w, int sock)
 				break;
 		if (n > 0)
 			serve_batch(w, slot, n);
-		for (i = 0; i < n; i++) {
-			write_response(
-			    &slot[i].rq, &slot[i].req, &slot[i].resp, &h);
-			FCGX_Finish_r(&slot[i].rq);
-			arena_reset(slot[i].a);
-			resp_reset(&slot[i].resp);
-		}
+		/* Streamed answers (a big export) last: the batch's other
+		 * answers, redemptions among them, do not wait for them. */
+		for (pass = 0; pass < 2; pass++)
+			for (i = 0; i < n; i++) {
+				if ((slot[i].resp.stream != NULL) != pass)
+					continue;
+				write_response(&slot[i].rq, &slot[i].req,
+				    &slot[i].resp, &h);
+				FCGX_Finish_r(&slot[i].rq);
+				arena_reset(slot[i].a);
+				resp_reset(&slot[i].resp);
+			}
 	}
 	for (i = 0; i < BATCH_MAX; i++) {
 		resp_free(&slot[i].resp);

@@ -523,6 +523,23 @@ START_TEST(test_webhooks_url_validation)
 	long_url[WEBHOOK_URL_MAX] = 'a';
 	long_url[WEBHOOK_URL_MAX + 1] = '\0';
 	ck_assert_int_eq(webhook_url_ok(long_url), 0);
+	/* What the audit log may keep: no user information, query or
+	 * fragment (tokens travel there). */
+	{
+		static const char *const pub[][2] = {
+		    {"https://u:p@h.example:8443/x/y?token=1#f",
+			"https://h.example:8443/x/y"},
+		    {"http://h.example?k=v", "http://h.example"},
+		    {"http://a@b@h.example/p#x", "http://h.example/p"},
+		    {"http://h.example/a@b?c", "http://h.example/a@b"},
+		};
+		char out[WEBHOOK_URL_MAX + 1];
+
+		for (i = 0; i < NELEM(pub); i++) {
+			webhook_url_public(pub[i][0], out, sizeof(out));
+			ck_assert_str_eq(out, pub[i][1]);
+		}
+	}
 	/* A 64-byte label is one too many. */
 	memset(label, 'b', sizeof(label));
 	memcpy(label, "http://", 7);
