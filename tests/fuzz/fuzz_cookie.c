@@ -9,18 +9,10 @@
 #include <string.h>
 
 #include "../../app/lib/common.h"
-#include "../../app/lib/arena.h"
 #include "../../app/web/form.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-static struct arena *arena;
-
-static void
-arena_done(void)
-{
-	arena_free(arena);
-}
 
 static void
 printable_check(const char *s, int may_be_empty)
@@ -37,17 +29,13 @@ printable_check(const char *s, int may_be_empty)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct arena *arena;
 	struct kvlist l;
 	char *header;
 	size_t i;
 	int rc;
 
-	if (arena == NULL) {
-		if ((arena = arena_new(32 * 1024)) == NULL)
-			abort();
-		atexit(arena_done);
-	}
-	arena_reset(arena);
+	arena = fuzz_arena(32 * 1024);
 	/* Exactly size + 1 bytes: ASan sees a read past the NUL. */
 	if ((header = malloc(size + 1)) == NULL)
 		return 0;

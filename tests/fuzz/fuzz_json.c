@@ -12,19 +12,11 @@
 #include <jansson.h>
 
 #include "../../app/lib/common.h"
-#include "../../app/lib/arena.h"
 #include "../../app/lib/str.h"
 #include "../../app/web/jsonin.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-static struct arena *arena;
-
-static void
-arena_done(void)
-{
-	arena_free(arena);
-}
 
 /* A parse error is one of our sentences: printable. A reader's names
  * the field, which here may be any key the input had: it must still be
@@ -71,6 +63,7 @@ read_field(json_t *o, const char *key)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct arena *arena;
 	static const char *const names[] = {
 	    "code", "account", "max_uses", "expires_at", "ttl", "", "a"};
 	const char *key;
@@ -79,12 +72,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *o;
 	size_t i;
 
-	if (arena == NULL) {
-		if ((arena = arena_new(32 * 1024)) == NULL)
-			abort();
-		atexit(arena_done);
-	}
-	arena_reset(arena);
+	arena = fuzz_arena(32 * 1024);
 	why[0] = '\0';
 	if ((o = jsonin_parse((const char *)data, size, why, sizeof(why))) ==
 	    NULL) {

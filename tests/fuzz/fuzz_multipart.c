@@ -11,45 +11,22 @@
 #include <string.h>
 
 #include "../../app/lib/common.h"
-#include "../../app/lib/arena.h"
 #include "../../app/web/form.h"
 #include "../../app/web/multipart.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-static struct arena *arena;
-
-static void
-arena_done(void)
-{
-	arena_free(arena);
-}
-
-static void
-text_check(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p != '\0'; p++)
-		if ((*p < 0x20 && *p != '\t' && *p != '\r' && *p != '\n') ||
-		    *p == 0x7f)
-			abort();
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct arena *arena;
 	char boundary[MULTIPART_BOUNDARY_MAX + 1], *ctype;
 	const char *body = (const char *)data, *file;
 	struct kvlist l;
 	size_t i, flen;
 
-	if (arena == NULL) {
-		if ((arena = arena_new(256 * 1024)) == NULL)
-			abort();
-		atexit(arena_done);
-	}
-	arena_reset(arena);
+	arena = fuzz_arena(256 * 1024);
 	if (multipart_form(arena, "multipart/form-data; boundary=XyZ", body,
 		size, &l, &file, &flen) == -1) {
 		if (l.n != 0 || l.v != NULL || file != NULL || flen != 0)
@@ -58,8 +35,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (l.n > MULTIPART_PARTS_MAX || (l.n > 0) != (l.v != NULL))
 			abort();
 		for (i = 0; i < l.n; i++) {
-			text_check(l.v[i].key);
-			text_check(l.v[i].val);
+			fuzz_text_check(l.v[i].key);
+			fuzz_text_check(l.v[i].val);
 			if (strlen(l.v[i].val) > size)
 				abort();
 		}

@@ -9,34 +9,22 @@
 #include <string.h>
 
 #include "../../app/lib/common.h"
-#include "../../app/lib/arena.h"
 #include "../../app/web/form.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-static struct arena *arena;
-
-static void
-arena_done(void)
-{
-	arena_free(arena);
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct arena *arena;
 	static const char *const names[] = {
 	    "code", "account", "csrf", "a", "", "page", "q"};
 	struct kvlist l;
 	size_t i, j, n;
 	const char *v;
 
-	if (arena == NULL) {
-		if ((arena = arena_new(32 * 1024)) == NULL)
-			abort();
-		atexit(arena_done);
-	}
-	arena_reset(arena);
+	arena = fuzz_arena(32 * 1024);
 	if (form_parse(arena, (const char *)data, size, &l) == -1) {
 		if (l.n != 0 || kv_get(&l, "code") != NULL ||
 		    kv_count(&l, "code") != 0)
