@@ -13,14 +13,13 @@
 #include "../lib/log.h"
 #include "../lib/str.h"
 #include "apikey.h"
+#include "secret.h"
 
 #define KEY_PREFIX "rdm_"
 #define KEY_PREFIX_LEN 4
 #define KEY_LOOKUP_LEN 8
 #define KEY_SECRET_LEN 32
 #define KEY_LEN (KEY_PREFIX_LEN + KEY_LOOKUP_LEN + 1 + KEY_SECRET_LEN)
-#define KEY_HASH_BYTES crypto_generichash_BYTES /* 32 */
-#define KEY_HASH_HEX (KEY_HASH_BYTES * 2 + 1)
 #define KEY_CREATE_TRIES 5
 
 _Static_assert(KEY_LEN < APIKEY_TEXT_MAX, "the key fits its buffer");
@@ -68,17 +67,6 @@ b32_ok(const char *s, size_t n)
 		if (s[i] == '\0' || strchr(b32, s[i]) == NULL)
 			return 0;
 	return 1;
-}
-
-static void
-key_hash(const char *text, char hex[KEY_HASH_HEX])
-{
-	unsigned char h[KEY_HASH_BYTES];
-
-	crypto_generichash(
-	    h, sizeof(h), (const unsigned char *)text, strlen(text), NULL, 0);
-	str_hex(h, sizeof(h), hex);
-	sodium_memzero(h, sizeof(h));
 }
 
 /* APIKEY_COLUMNS of the catalog; the tenant fields are the caller's. */
@@ -131,7 +119,7 @@ apikey_create(struct svc *s, enum apikey_scope scope, const char *label,
     char text[APIKEY_TEXT_MAX], struct apikey *out)
 {
 	char lookup[KEY_LOOKUP_LEN + 1], secret[KEY_SECRET_LEN + 1];
-	char hash[KEY_HASH_HEX];
+	char hash[SECRET_HASH_HEX];
 	struct db_stmt *st;
 	int64_t id = 0;
 	int rc = DB_EUNIQUE, tries;
@@ -149,7 +137,7 @@ apikey_create(struct svc *s, enum apikey_scope scope, const char *label,
 		b32_random(secret, KEY_SECRET_LEN);
 		snprintf(text, APIKEY_TEXT_MAX, "%s%s_%s", KEY_PREFIX, lookup,
 		    secret);
-		key_hash(text, hash);
+		secret_hash_hex(text, hash);
 		if ((st = db_prepare(s->db, STMT_APIKEY_INSERT)) == NULL) {
 			rc = DB_EFAIL;
 			break;
@@ -194,7 +182,7 @@ key_parse(const char *text, char lookup[KEY_LOOKUP_LEN + 1])
 enum error_word
 apikey_verify(struct db *db, const char *text, struct apikey *out)
 {
-	char lookup[KEY_LOOKUP_LEN + 1], want[KEY_HASH_HEX];
+	char lookup[KEY_LOOKUP_LEN + 1], want[SECRET_HASH_HEX];
 	const char *got, *t;
 	struct db_stmt *st;
 	struct apikey k;
@@ -218,9 +206,9 @@ apikey_verify(struct db *db, const char *text, struct apikey *out)
 	k.unchecked_codes = db_col_i64(st, 9);
 	got = db_col_text(st, 10);
 	now = db_col_i64(st, 11);
-	key_hash(text, want);
-	match = got != NULL && strlen(got) == KEY_HASH_HEX - 1 &&
-		sodium_memcmp(got, want, KEY_HASH_HEX - 1) == 0;
+	secret_hash_hex(text, want);
+	match = got != NULL && strlen(got) == SECRET_HASH_HEX - 1 &&
+		sodium_memcmp(got, want, SECRET_HASH_HEX - 1) == 0;
 	db_reset(st);
 	if (!match) {
 		log_info("apikey: wrong secret for key %s", lookup);

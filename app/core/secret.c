@@ -74,3 +74,17 @@ server_secret(
 	}
 	return 0;
 }
+
+_Static_assert(SECRET_HASH_HEX == crypto_generichash_BYTES * 2 + 1,
+    "a hash in hex and its NUL");
+
+void
+secret_hash_hex(const char *text, char hex[SECRET_HASH_HEX])
+{
+	unsigned char h[crypto_generichash_BYTES];
+
+	crypto_generichash(
+	    h, sizeof(h), (const unsigned char *)text, strlen(text), NULL, 0);
+	str_hex(h, sizeof(h), hex);
+	sodium_memzero(h, sizeof(h));
+}

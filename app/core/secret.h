@@ -10,6 +10,8 @@
 
 #define SERVER_SECRET_BYTES 32
 #define SERVER_SECRET_NAME_MAX 64
+/* A token's stored form: BLAKE2b-256 in hex, and its NUL. */
+#define SECRET_HASH_HEX 65
 
 /*
  * The secret called name (1-64 bytes), created on first use without a
@@ -20,5 +22,10 @@
  */
 int server_secret(
     struct db *, const char *name, unsigned char out[SERVER_SECRET_BYTES]);
+
+/* How a bearer token (an API key, a session cookie) is stored: the hex
+ * BLAKE2b-256 of text (unkeyed: the token itself is random), compared in
+ * constant time by the caller. */
+void secret_hash_hex(const char *text, char hex[SECRET_HASH_HEX]);
 
 #endif

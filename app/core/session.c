@@ -13,6 +13,7 @@
 #include "../lib/log.h"
 #include "../lib/str.h"
 #include "audit.h"
+#include "secret.h"
 #include "session.h"
 
 /* The abuse gate uses kinds 1 and 2 (abuse.c, the catalog's literals);
@@ -21,7 +22,6 @@ enum { LOGIN_ADDRESS = 3, LOGIN_EMAIL = 4 };
 
 #define TOKEN_BYTES 32
 #define TOKEN_VARIANT sodium_base64_VARIANT_URLSAFE_NO_PADDING
-#define HASH_HEX (crypto_generichash_BYTES * 2 + 1)
 #define TOUCH_EVERY 60 /* s; the catalog's STMT_SESSION_TOUCH says 60 */
 /* Admins sharing one e-mail across tenants that a login tries. */
 #define LOGIN_CANDIDATES 16
@@ -73,17 +73,6 @@ token_ok(const char *t)
 }
 
 static void
-token_hash(const char *t, char hex[HASH_HEX])
-{
-	unsigned char h[crypto_generichash_BYTES];
-
-	crypto_generichash(
-	    h, sizeof(h), (const unsigned char *)t, strlen(t), NULL, 0);
-	str_hex(h, sizeof(h), hex);
-	sodium_memzero(h, sizeof(h));
-}
-
-static void
 set_expiry(const struct session_config *c, struct session *s)
 {
 	int64_t idle = s->last_seen_at + c->idle, max = s->created_at + c->max;
@@ -121,8 +110,8 @@ lookup(struct db *db, const struct session_config *c, const char *hash,
 	out->created_at = db_col_i64(st, 7);
 	out->last_seen_at = db_col_i64(st, 8);
 	t = db_col_text(st, 9);
-	match = t != NULL && strlen(t) == HASH_HEX - 1 &&
-		sodium_memcmp(t, hash, HASH_HEX - 1) == 0;
+	match = t != NULL && strlen(t) == SECRET_HASH_HEX - 1 &&
+		sodium_memcmp(t, hash, SECRET_HASH_HEX - 1) == 0;
 	*now = db_col_i64(st, 10);
 	if ((t = db_col_text(st, 11)) != NULL)
 		str_copy(out->time_zone, t, sizeof(out->time_zone));
@@ -281,8 +270,8 @@ session_login(struct db *db, const char *email, const char *password,
 	struct candidate c[LOGIN_CANDIDATES];
 	struct session_config cfg;
 	struct login_tx t;
-	char canon[ACCOUNT_MAX + 1] = "", ip[64], hash[HASH_HEX];
-	char old_hash[HASH_HEX], csrf[SESSION_CSRF_LEN + 1];
+	char canon[ACCOUNT_MAX + 1] = "", ip[64], hash[SECRET_HASH_HEX];
+	char old_hash[SECRET_HASH_HEX], csrf[SESSION_CSRF_LEN + 1];
 	enum error_word e;
 	int64_t now;
 	int i, n = 0, win = -1, rc;
@@ -322,12 +311,12 @@ session_login(struct db *db, const char *email, const char *password,
 
 	token_new(token);
 	token_new(csrf);
-	token_hash(token, hash);
+	secret_hash_hex(token, hash);
 	t.c = &c[win];
 	t.hash = hash;
 	t.old_hash = NULL;
 	if (token_ok(old_token)) {
-		token_hash(old_token, old_hash);
+		secret_hash_hex(old_token, old_hash);
 		t.old_hash = old_hash;
 	}
 	t.csrf = csrf;
@@ -352,7 +341,7 @@ enum error_word
 session_check(struct db *db, const char *token, struct session *out)
 {
 	struct session_config cfg;
-	char hash[HASH_HEX];
+	char hash[SECRET_HASH_HEX];
 	int64_t now, n = 0;
 	int rc;
 
@@ -360,7 +349,7 @@ session_check(struct db *db, const char *token, struct session *out)
 	if (!token_ok(token))
 		return ERROR_UNAUTHORIZED;
 	session_config_defaults(&cfg);
-	token_hash(token, hash);
+	secret_hash_hex(token, hash);
 	rc = lookup(db, &cfg, hash, out, &now);
 	if (rc == DB_OK)
 		return ERROR_UNAUTHORIZED;
@@ -386,12 +375,12 @@ session_check(struct db *db, const char *token, struct session *out)
 enum error_word
 session_end(struct db *db, const char *token)
 {
-	char hash[HASH_HEX];
+	char hash[SECRET_HASH_HEX];
 	int rc;
 
 	if (!token_ok(token))
 		return ERROR_NONE;
-	token_hash(token, hash);
+	secret_hash_hex(token, hash);
 	if ((rc = db_exec(db, STMT_SESSION_END, NULL, "t", hash)) != DB_OK) {
 		log_err("admin logout: %s", db_errmsg(db));
 		return svc_db_error(rc);
