@@ -541,17 +541,19 @@ def redeem(code, acct, ip=None, key=None):
 
 # ------------------------------------------------------------ concurrency
 
-def race(reqs, timeout=60):
+def race(reqs, timeout=60, ports=None):
     """Sends every request of reqs (method, path, body bytes, headers) on
-    its own connection, all released at once by a barrier. Returns a list
-    of Resp or exception, in order."""
+    its own connection, all released at once by a barrier; request i goes
+    to ports[i] on HOST when ports is given (another front end), else to
+    PORT. Returns a list of Resp or exception, in order."""
     n = len(reqs)
     barrier = threading.Barrier(n)
     res = [None] * n
 
     def one(i):
         method, path, body, headers = reqs[i]
-        conn = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
+        conn = http.client.HTTPConnection(
+            HOST, ports[i] if ports else PORT, timeout=timeout)
         try:
             conn.connect()
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
