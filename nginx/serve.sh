@@ -6,13 +6,20 @@
 # of them dies.
 #
 # Environment: REDEEM_DB (default sqlite:var/redeem.db), REDEEM_PORT
-# (8080), REDEEM_VAR (var), REDEEM_BIN (build), REDEEM_WORKERS (one per
+# (8080), REDEEM_LISTEN (the address nginx listens on, default
+# 127.0.0.1:REDEEM_PORT; 0.0.0.0:8080 behind a load balancer), REDEEM_VAR
+# (var), REDEEM_BIN (build), REDEEM_WORKERS (one per
 # core); the workers also read REDEEM_TENANT, REDEEM_TRUSTED_PROXIES,
 # REDEEM_ABUSE_LIMIT, REDEEM_ABUSE_WINDOW, REDEEM_LOG.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export REDEEM_DB=${REDEEM_DB:-sqlite:var/redeem.db}
 port=${REDEEM_PORT:-8080}
+listen=${REDEEM_LISTEN:-127.0.0.1:$port}
+# Where this script itself reaches nginx: the listen address, the
+# loopback for a wildcard one.
+local_url=http://${listen/#0.0.0.0:/127.0.0.1:}
+local_url=${local_url/#http:\/\/\[::\]:/http://[::1]:}
 var=${REDEEM_VAR:-var}
 bin=${REDEEM_BIN:-$root/build}
 workers=${REDEEM_WORKERS:-$(nproc)}
@@ -34,7 +41,7 @@ esac
 
 user=""
 [ "$(id -u)" -eq 0 ] && user="user root root;"
-sed -e "s|@USER@|$user|" -e "s|@VAR@|$var|g" -e "s|@PORT@|$port|g" \
+sed -e "s|@USER@|$user|" -e "s|@VAR@|$var|g" -e "s|@LISTEN@|$listen|g" \
 	-e "s|@ROOT@|$root|g" -e "s|@SOCKET@|$var/run/fcgi.sock|g" \
 	"$root/nginx/redeem.conf.in" >"$var/nginx.conf"
 "$nginx" -t -q -p "$var/nginx" -c "$var/nginx.conf" -e "$var/log/nginx-error.log"
@@ -69,11 +76,11 @@ sweep=$!
 "$nginx" -p "$var/nginx" -c "$var/nginx.conf" -e "$var/log/nginx-error.log" &
 web=$!
 for _ in $(seq 100); do
-	curl -s -o /dev/null "http://127.0.0.1:$port/ping" && break
+	curl -s -o /dev/null "$local_url/ping" && break
 	kill -0 "$web" 2>/dev/null || exit 1
 	sleep 0.05
 done
-echo "serving on http://127.0.0.1:$port/ (workers: $workers, database: ${REDEEM_DB%%\?*})"
+echo "serving on $local_url/ (workers: $workers, database: ${REDEEM_DB%%\?*})"
 # Either one ending ends the service.
 wait -n "$fcgi" "$web" "$sweep" || true
 echo "a server process ended; stopping" >&2
