@@ -57,8 +57,10 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "BIGINT NOT NULL) ENGINE=InnoDB"},
 	/* SQLite serializes migrators with BEGIN IMMEDIATE; MySQL's DDL
 	 * commits implicitly, so a named lock does it there. */
-	S(STMT_MIGRATE_LOCK) "SELECT 1",
-	    "SELECT GET_LOCK('redeem_migrate', 25)"},
+	/* Waiting ? seconds (migrate_lock_wait); SQLite has its writer
+	 * lock instead. */
+	S(STMT_MIGRATE_LOCK) "SELECT 1 + 0 * ?",
+	    "SELECT GET_LOCK('redeem_migrate', ?)"},
 	S(STMT_MIGRATE_UNLOCK) "SELECT 1",
 	    "SELECT RELEASE_LOCK('redeem_migrate')"},
 	S(STMT_MIGRATE_APPLIED)

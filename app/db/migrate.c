@@ -1,6 +1,8 @@
 #include <string.h>
 
 #include "../lib/common.h"
+#include "../lib/log.h"
+#include "../lib/str.h"
 #include "migrate.h"
 
 struct mig_tx {
@@ -34,17 +36,33 @@ mig_one(struct db *db, void *arg)
 }
 
 int
+migrate_lock_wait(void)
+{
+	return (int)env_i64("REDEEM_MIGRATE_WAIT", MIGRATE_LOCK_WAIT, 0, 86400);
+}
+
+int
 migrate_run(
     struct db *db, void (*fn)(void *, const struct migration *, int), void *arg)
 {
 	struct db_stmt *st;
 	unsigned i;
-	int rc;
+	int rc, locked;
 
-	if ((rc = db_query(db, STMT_MIGRATE_LOCK, &st, "")) == DB_ROW)
-		db_reset(st);
-	else if (rc != DB_OK)
+	/* One migrator at a time across hosts (MariaDB's named lock; SQLite
+	 * has its writer lock): a lock not had within its wait is an error,
+	 * never a second migrator running beside the first. */
+	if ((rc = db_query(db, STMT_MIGRATE_LOCK, &st, "i",
+		 (int64_t)migrate_lock_wait())) != DB_ROW)
 		return -1;
+	locked = !db_col_null(st, 0) && db_col_i64(st, 0) == 1;
+	db_reset(st);
+	if (!locked) {
+		log_err("migrate: another process has been migrating this "
+			"database for %d s; try again when it is done",
+		    migrate_lock_wait());
+		return -1;
+	}
 	rc = db_exec(db, STMT_MIGRATE_TABLE, NULL, "");
 	for (i = 0; rc == DB_OK && i < migrations_count; i++) {
 		struct mig_tx t = {&migrations[i], 0};

@@ -622,6 +622,34 @@ START_TEST(test_db_migrations_idempotent)
 }
 END_TEST
 
+/* Another migrator holding the lock (MariaDB's named lock, from another
+ * connection): this one waits REDEEM_MIGRATE_WAIT and fails, never runs
+ * beside it; once the lock is free it runs. */
+START_TEST(test_db_migrate_waits_for_the_lock)
+{
+	struct db *other;
+	struct db_stmt *st;
+
+	if (!fx_mysql())
+		return; /* SQLite serializes writers itself */
+	other = fx_connect();
+	ck_assert_int_eq(
+	    db_exec_script(other, "DO GET_LOCK('redeem_migrate', 0)"), DB_OK);
+	setenv("REDEEM_MIGRATE_WAIT", "1", 1);
+	ck_assert_int_eq(migrate_run(fx.db, NULL, NULL), -1);
+	ck_assert_int_eq(
+	    db_exec_script(other, "DO RELEASE_LOCK('redeem_migrate')"), DB_OK);
+	ck_assert_int_eq(migrate_run(fx.db, NULL, NULL), 0);
+	unsetenv("REDEEM_MIGRATE_WAIT");
+	/* The lock is given back after a run. */
+	ck_assert_int_eq(
+	    db_query(other, STMT_MIGRATE_LOCK, &st, "i", (int64_t)0), DB_ROW);
+	ck_assert_int_eq(db_col_i64(st, 0), 1);
+	db_reset(st);
+	db_close(other);
+}
+END_TEST
+
 /*
  * Text longer than the driver's first column buffer comes back whole.
  * The catalog has no statement that reads a free-form long text (event
@@ -795,6 +823,7 @@ suite_db(void)
 	tcase_add_test(tc, test_db_batch_redemptions);
 	tcase_add_test(tc, test_db_transact_read);
 	tcase_add_test(tc, test_db_migrations_idempotent);
+	tcase_add_test(tc, test_db_migrate_waits_for_the_lock);
 	tcase_add_test(tc, test_db_long_text_round_trip);
 	tcase_add_test(tc, test_db_retries_start_at_zero);
 	tcase_add_test(tc, test_db_reconnect_once);
