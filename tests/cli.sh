@@ -67,6 +67,15 @@ for v in migrate init "tenant create" "admin create" "admin passwd" \
 	has "$t/out" "usage: redeemctl $v" "$v --help"
 done
 expect 2 "unknown verb" -- "$R" frobnicate
+# A verb group alone or with --help lists its verbs.
+expect 0 "apikey --help" -- "$R" apikey --help
+has "$t/out" "apikey revoke ID" "apikey --help lists apikey revoke"
+has "$t/out" "Revokes API key ID" "apikey --help says what each does"
+expect 2 "admin alone" -- "$R" admin
+has "$t/err" "admin time-zone ZONE" "admin alone lists its verbs"
+expect 2 "apikey frob" -- "$R" apikey frob
+has "$t/err" "unknown verb" "apikey frob is an unknown verb"
+[ ! -s "$t/out" ] && ok || bad "apikey frob printed on stdout"
 expect 2 "unknown option" -- "$R" campaign create --name x --bogus 1
 expect 2 "missing value" -- "$R" campaign create --name
 expect 2 "missing required" -- "$R" codes generate --count 3

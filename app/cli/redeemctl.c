@@ -1102,8 +1102,8 @@ static struct verb verbs[] = {
 	v_revoke},
     {{"sweep", "[JOB]",
 	 "Runs the sweeper's jobs once now (expire, release_leaked, "
-	 "staleness, deliver, cleanup, or the one named), each under its "
-	 "lease; a job another sweeper is running is skipped.",
+	 "staleness, deliver, cleanup, generate, or the one named), each "
+	 "under its lease; a job another sweeper is running is skipped.",
 	 o_sweep, 0, 1},
 	v_sweep},
     {{"verify", "",
@@ -1114,6 +1114,26 @@ static struct verb verbs[] = {
 	v_verify},
 };
 
+/* One verb in a list: its name and positionals, and the first sentence
+ * of its summary, cut at a word to fit a line. */
+static void
+verb_line(FILE *f, const struct cmd *c)
+{
+	char name[40];
+	size_t n = strcspn(c->summary, ".;:("), max = 50;
+	int cut = n > max;
+
+	snprintf(name, sizeof(name), "%s%s%s", c->verb, *c->usage ? " " : "",
+	    c->usage);
+	if (cut)
+		for (n = max; n > 0 && c->summary[n] != ' '; n--)
+			;
+	while (n > 0 && c->summary[n - 1] == ' ')
+		n--;
+	fprintf(
+	    f, "  %-26s %.*s%s\n", name, (int)n, c->summary, cut ? " ..." : "");
+}
+
 static void
 usage(FILE *f)
 {
@@ -1122,14 +1142,36 @@ usage(FILE *f)
 	fprintf(f, "usage: redeemctl VERB [options]\n\n"
 		   "The operator's tool for Redeem. Verbs:\n");
 	for (i = 0; i < NELEM(verbs); i++)
-		fprintf(
-		    f, "  %-18s %s\n", verbs[i].cmd.verb, verbs[i].cmd.usage);
+		verb_line(f, &verbs[i].cmd);
 	fprintf(f, "\n`redeemctl VERB --help` explains each. Every verb reads "
 		   "REDEEM_DB (default sqlite:var/redeem.db;\n"
 		   "mysql://user:password@host:port/db?socket=/path for "
 		   "MySQL/MariaDB) and takes --tenant T.\n"
 		   "Exit status: 0 done, 1 the operation failed, 2 bad usage, "
 		   "3 database unreachable.\n");
+}
+
+/* "apikey" alone, or "apikey --help": the verbs that start with it, in
+ * f; 0 when there are none. */
+static int
+group_usage(FILE *f, const char *word)
+{
+	size_t i, n = 0, len = strlen(word);
+
+	for (i = 0; i < NELEM(verbs); i++) {
+		const char *vb = verbs[i].cmd.verb;
+
+		if (strncmp(vb, word, len) != 0 || vb[len] != ' ')
+			continue;
+		if (n++ == 0)
+			fprintf(
+			    f, "usage: redeemctl %s VERB [options]\n\n", word);
+		verb_line(f, &verbs[i].cmd);
+	}
+	if (n > 0)
+		fprintf(
+		    f, "\n`redeemctl %s VERB --help` explains each.\n", word);
+	return n > 0;
 }
 
 int
@@ -1161,6 +1203,12 @@ main(int argc, char **argv)
 			skip = 3;
 		}
 	}
+	if (v == NULL && argc > 2 &&
+	    (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) &&
+	    group_usage(stdout, argv[1]))
+		return 0;
+	if (v == NULL && argc == 2 && group_usage(stderr, argv[1]))
+		return EXIT_USAGE;
 	if (v == NULL) {
 		fprintf(stderr, "redeemctl: unknown verb \"%s%s%s\"\n\n",
 		    argv[1], argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
