@@ -91,19 +91,23 @@ run_procs() {
 # Stops serve.sh: SIGTERM, a bounded wait, then SIGKILL of its whole
 # session. Prints what it had to kill. 0 when serve.sh stopped by itself.
 stop_serve() {
-	local i rc=0
-	[ -n "$serve_pid" ] || return 0
-	kill -TERM "$serve_pid" 2>/dev/null
+	stop_pid "$serve_pid"
+}
+# stop_pid PID: the same for any serve.sh of ours (the second front end).
+stop_pid() {
+	local i rc=0 pid=$1
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
 	for ((i = 0; i < 150; i++)); do
-		kill -0 "$serve_pid" 2>/dev/null || break
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if kill -0 "$serve_pid" 2>/dev/null; then
+	if kill -0 "$pid" 2>/dev/null; then
 		echo "e2e: serve.sh still running 15 s after SIGTERM; killing it" >&2
-		kill -KILL -- "-$serve_pid" 2>/dev/null
+		kill -KILL -- "-$pid" 2>/dev/null
 		rc=1
 	fi
-	wait "$serve_pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
 	return $rc
 }
 
@@ -303,16 +307,10 @@ if [[ $dsn == mysql://* ]]; then
 	done
 	py_test fronts tests/e2e/two_fronts_test.py "$base/" \
 		"http://127.0.0.1:$port2/"
-	kill -TERM "$serve2_pid" 2>/dev/null
-	for ((i = 0; i < 150; i++)); do
-		kill -0 "$serve2_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$serve2_pid" 2>/dev/null; then
-		bad "the second front end did not stop within 15 s of SIGTERM"
-		kill -KILL -- "-$serve2_pid" 2>/dev/null
-	else
+	if stop_pid "$serve2_pid"; then
 		ok "the second front end stopped on SIGTERM"
+	else
+		bad "the second front end did not stop within 15 s of SIGTERM"
 	fi
 	serve2_pid=
 fi
