@@ -27,6 +27,11 @@ struct codes_gen {
 	int length;         /* 0: CODE_LENGTH_DEFAULT */
 	const char *prefix; /* NULL or "" */
 	int no_check;       /* leave the check character out */
+	/* Counter rows per code (a hot code's seats split over several rows,
+	 * claimed at random): 0 = by REDEEM_SPLIT_MIN_USES and
+	 * REDEEM_SPLIT_SHARDS (codes_split_default), 1 = one row, the code's
+	 * own; N > 1 = N rows. */
+	int shards;
 	/* Called after each committed batch with the new codes' display
 	 * texts, then with progress. Either may be NULL. */
 	void (*emit)(void *arg, const char *display);
