@@ -534,10 +534,11 @@ v_verify(struct cmd *c, const char **pos, int npos)
 	if (verify_run(open_db(), &rep, verify_line, NULL) == -1)
 		return fail(c->verb, ERROR_UNAVAILABLE, db_errmsg(the_db));
 	if (rep.total == 0) {
-		printf("verify: ok: G1 safety, G2 conservation (with live "
-		       "holds), G3 idempotency, G4 budget and per-account "
-		       "limits, G5 semaphore capacity, G6 fencing tokens, G7 "
-		       "one event per redemption, G8 state all hold\n");
+		printf("verify: ok: G1 safety (split counter rows too), G2 "
+		       "conservation (with live holds), G3 idempotency, G4 "
+		       "budget and per-account limits, G5 semaphore capacity, "
+		       "G6 fencing tokens, G7 one event per redemption, G8 "
+		       "state all hold\n");
 		return 0;
 	}
 	for (i = 0; i < VERIFY__MAX; i++)

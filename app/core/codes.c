@@ -9,6 +9,7 @@
 #include "../lib/str.h"
 #include "campaigns.h"
 #include "codes.h"
+#include "seats.h"
 
 #define GEN_CHUNK 10000 /* codes per transaction */
 #define GEN_ROWS 100    /* rows per INSERT: STMT_CODE_INSERT_100 */
@@ -25,6 +26,7 @@ struct gen_chunk {
 	char (*norm)[CODE_MAX + 1];
 	char (*disp)[CODE_DISPLAY_MAX];
 	int64_t unchecked;
+	int shards; /* counter rows per code (seats.h); 1: not split */
 };
 
 static void
@@ -48,11 +50,13 @@ bind_code_row(struct db_stmt *st, int base, struct gen_chunk *c, int64_t i)
 		db_bind_null(st, base + 6);
 }
 
-/* One row; a collision draws a new code (collision-safe generation). */
+/* One row; a collision draws a new code (collision-safe generation). A
+ * hot code's seats are split over its counter rows here. */
 static int
 gen_insert_single(struct db *db, struct gen_chunk *c, int64_t i)
 {
 	struct db_stmt *st;
+	int64_t id;
 	int rc, tries;
 
 	if ((st = db_prepare(db, STMT_CODE_INSERT)) == NULL)
@@ -60,7 +64,10 @@ gen_insert_single(struct db *db, struct gen_chunk *c, int64_t i)
 	for (tries = 0; tries < 20; tries++) {
 		bind_code_row(st, 0, c, i);
 		rc = db_step(st);
+		id = db_last_id(st);
 		db_reset(st);
+		if (rc == DB_OK)
+			return seats_split(db, id, c->g->max_uses, c->shards);
 		if (rc != DB_EUNIQUE)
 			return rc;
 		gen_one(c, i);
@@ -82,7 +89,7 @@ gen_chunk_tx(struct db *db, void *arg)
 	for (i = 0; i < c->n; i++)
 		gen_one(c, i);
 	for (i = 0; i < c->n;) {
-		if (c->n - i >= GEN_ROWS) {
+		if (c->n - i >= GEN_ROWS && c->shards < 2) {
 			if ((st = db_prepare(db, STMT_CODE_INSERT_100)) == NULL)
 				return DB_EFAIL;
 			for (j = 0; j < GEN_ROWS; j++)
@@ -148,6 +155,7 @@ codes_generate(struct svc *s, const struct codes_gen *g, int64_t *created)
 		return ERROR_BAD_REQUEST;
 	c.s = s;
 	c.g = g;
+	c.shards = seats_shards_for(&s->cfg, g->shards, g->max_uses);
 	c.campaign_id = k.id;
 	c.check = !g->no_check;
 	c.prefix = prefix;
@@ -280,7 +288,7 @@ import_chunk_tx(struct db *db, void *arg)
 {
 	struct import_chunk *c = arg;
 	struct db_stmt *st;
-	int64_t i;
+	int64_t i, id;
 	int rc;
 
 	c->created = c->duplicates = c->unchecked = 0;
@@ -299,6 +307,7 @@ import_chunk_tx(struct db *db, void *arg)
 		else
 			db_bind_null(st, 6);
 		rc = db_step(st);
+		id = db_last_id(st);
 		db_reset(st);
 		if (c->made != NULL)
 			c->made[i] = rc == DB_OK;
@@ -306,7 +315,9 @@ import_chunk_tx(struct db *db, void *arg)
 			c->duplicates++;
 			continue;
 		}
-		if (rc != DB_OK)
+		if (rc != DB_OK || (rc = seats_split(db, id, r->max_uses,
+					seats_shards_for(&c->s->cfg, 0,
+					    r->max_uses))) != DB_OK)
 			return rc;
 		c->created++;
 		if (codetext_in_alphabet(r->norm) &&
@@ -699,6 +710,26 @@ code_get(struct svc *s, const char *code, struct code_info *out)
 	return ERROR_NONE;
 }
 
+struct revoke_tx {
+	struct svc *s;
+	const char *norm;
+};
+
+/* The code's row, and a split code's counter rows with it. */
+static int
+revoke_tx(struct db *db, void *arg)
+{
+	struct revoke_tx *r = arg;
+	int rc;
+
+	rc =
+	    db_exec(db, STMT_CODE_REVOKE, NULL, "it", r->s->tenant_id, r->norm);
+	if (rc != DB_OK)
+		return rc;
+	return db_exec(
+	    db, STMT_SHARD_REVOKE, NULL, "it", r->s->tenant_id, r->norm);
+}
+
 enum error_word
 code_revoke(struct svc *s, const char *code, struct code_info *out)
 {
@@ -707,7 +738,9 @@ code_revoke(struct svc *s, const char *code, struct code_info *out)
 
 	if (code == NULL || codetext_normalize(code, norm) != CODETEXT_OK)
 		return ERROR_NOT_FOUND;
-	rc = db_exec(s->db, STMT_CODE_REVOKE, NULL, "it", s->tenant_id, norm);
+	struct revoke_tx r = {s, norm};
+
+	rc = db_transact(s->db, DB_TX_WRITE, revoke_tx, &r);
 	if (rc != DB_OK)
 		return svc_db_error(rc);
 	return code_get(s, norm, out);

@@ -16,6 +16,7 @@
 #include "../lib/str.h"
 #include "events.h"
 #include "holds.h"
+#include "seats.h"
 
 /* Columns of HOLD_COLUMNS in the catalog. */
 enum {
@@ -246,8 +247,7 @@ give_back(struct db *db, struct hold_row **v, size_t n)
 			return rc;
 	qsort(v, n, sizeof(*v), by_code);
 	for (i = 0; i < n; i++)
-		if ((rc = db_exec(db, STMT_CODE_RETURN_SEAT, NULL, "i",
-			 v[i]->h.code_id)) != DB_OK)
+		if ((rc = seats_return(db, v[i]->h.code_id)) != DB_OK)
 			return rc;
 	qsort(v, n, sizeof(*v), by_account);
 	for (i = 0; i < n; i++)
@@ -353,8 +353,7 @@ create_tx(struct db *db, void *arg)
 
 	c->twin = 0;
 	memset(h, 0, sizeof(*h));
-	rc = redeem_take_seat(c->s, &chk->k, chk->code_id, chk->account,
-	    chk->limit, &fence, &c->out);
+	rc = redeem_take_seat(c->s, chk, &fence, &c->out);
 	if (rc != DB_OK)
 		return rc;
 	rc = db_query(db, STMT_HOLD_INSERT, &st, "itiitii", c->s->tenant_id,

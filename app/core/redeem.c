@@ -19,6 +19,7 @@
 #include "abuse.h"
 #include "events.h"
 #include "redeem.h"
+#include "seats.h"
 
 /* Columns of STMT_REDEEM_LOOKUP. */
 enum {
@@ -34,6 +35,7 @@ enum {
 	LK_R_ID = LK_CAMPAIGN + 11, /* REDEMPTION_COLUMNS: 10 from here */
 	LK_ACCOUNT_N = LK_R_ID + 10,
 	LK_NOW,
+	LK_SHARDS,
 	LK__MAX
 };
 
@@ -44,6 +46,7 @@ struct lookup {
 	char display[CODE_DISPLAY_MAX];
 	char state[16];
 	int64_t uses, max_uses, expires_at;
+	int shards; /* 0: seats on the code's row; else counter rows */
 	struct campaign k;
 	int have_redemption;
 	struct redemption r;
@@ -55,6 +58,8 @@ struct claim {
 	struct svc *s;
 	int pool;            /* pick a code inside the transaction */
 	int64_t code_id;     /* in, or out for a pool */
+	int64_t max_uses;    /* the code's (not for a pool) */
+	int shards;          /* its counter rows; 0: its own row */
 	const char *display; /* the code as shown (not for a pool) */
 	const struct campaign *k;
 	const char *account;
@@ -153,6 +158,7 @@ lookup(struct svc *s, const char *client, const char *norm, const char *account,
 	lk->account_n =
 	    db_col_null(st, LK_ACCOUNT_N) ? 0 : db_col_i64(st, LK_ACCOUNT_N);
 	lk->now = db_col_i64(st, LK_NOW);
+	lk->shards = (int)db_col_i64(st, LK_SHARDS);
 	db_reset(st);
 	return DB_ROW;
 }
@@ -315,32 +321,52 @@ redeem_record(struct svc *s, int64_t code_id, const struct campaign *k,
 	return rc;
 }
 
-int
-redeem_take_seat(struct svc *s, const struct campaign *k, int64_t code_id,
-    const char *account, int64_t limit, int64_t *fence, enum redeem_claim *out)
+/* A seat with the code's next fencing token: one UPDATE of the code's
+ * row, or for a split code the token on the row and the seat from a
+ * counter row (the code's row lock taken first, as a revoke takes it). */
+static int
+take_fenced_seat(
+    struct db *db, const struct redeem_check *chk, int64_t *fence, int *taken)
 {
 	struct db_stmt *st;
 	int64_t n;
 	int rc;
 
-	*out = REDEEM_CLAIM_OK;
-	*fence = 0;
-	if ((rc = take_budget(s->db, k, out)) != DB_OK)
-		return rc;
-	if ((st = db_prepare(s->db, STMT_HOLD_CLAIM)) == NULL)
+	*taken = 0;
+	if ((st = db_prepare(db,
+		 chk->shards > 0 ? STMT_CODE_FENCE : STMT_HOLD_CLAIM)) == NULL)
 		return DB_EFAIL;
-	db_bind_i64(st, 1, code_id);
+	db_bind_i64(st, 1, chk->code_id);
 	rc = db_step(st);
 	n = db_changes(st);
 	*fence = db_last_id(st);
 	db_reset(st);
-	if (rc != DB_OK)
+	if (rc != DB_OK || n == 0)
 		return rc;
-	if (n == 0) {
+	if (chk->shards == 0) {
+		*taken = 1;
+		return DB_OK;
+	}
+	return seats_take(db, chk->code_id, chk->max_uses, chk->shards, taken);
+}
+
+int
+redeem_take_seat(struct svc *s, const struct redeem_check *chk, int64_t *fence,
+    enum redeem_claim *out)
+{
+	int rc, taken;
+
+	*out = REDEEM_CLAIM_OK;
+	*fence = 0;
+	if ((rc = take_budget(s->db, &chk->k, out)) != DB_OK)
+		return rc;
+	if ((rc = take_fenced_seat(s->db, chk, fence, &taken)) != DB_OK)
+		return rc;
+	if (!taken) {
 		*out = REDEEM_CLAIM_NO_SEAT;
 		return DB_ROLLBACK;
 	}
-	return take_account(s->db, k->id, account, limit, out);
+	return take_account(s->db, chk->k.id, chk->account, chk->limit, out);
 }
 
 int
@@ -352,8 +378,7 @@ redeem_give_seat(struct svc *s, const struct campaign *k, int64_t code_id,
 	if (k->budget > 0 && (rc = db_exec(s->db, STMT_CAMPAIGN_RETURN_BUDGET,
 				  NULL, "i", k->id)) != DB_OK)
 		return rc;
-	if ((rc = db_exec(s->db, STMT_CODE_RETURN_SEAT, NULL, "i", code_id)) !=
-	    DB_OK)
+	if ((rc = seats_return(s->db, code_id)) != DB_OK)
 		return rc;
 	if (limit > 0 && (rc = db_exec(s->db, STMT_ACCOUNT_RETURN, NULL, "it",
 			      k->id, account)) != DB_OK)
@@ -383,7 +408,14 @@ claim_tx(struct db *db, void *arg)
 			if (rc != DB_ROW)
 				return rc;
 		}
-		rc = db_exec(db, STMT_CODE_CLAIM, &n, "i", c->code_id);
+		if (c->shards > 0) {
+			int taken;
+
+			rc = seats_take(
+			    db, c->code_id, c->max_uses, c->shards, &taken);
+			n = taken;
+		} else
+			rc = db_exec(db, STMT_CODE_CLAIM, &n, "i", c->code_id);
 		if (rc != DB_OK)
 			return rc;
 		if (n == 1) {
@@ -566,6 +598,8 @@ redeem_precheck(struct svc *s, const char *code, const char *account_in,
 	    !lk.found)
 		return fail(s, res, ERROR_INVALID, chk->client, chk->account);
 	chk->code_id = lk.code_id;
+	chk->max_uses = lk.max_uses;
+	chk->shards = lk.shards;
 	str_copy(chk->display, lk.display, sizeof(chk->display));
 	chk->k = lk.k;
 	chk->now = lk.now;
@@ -628,6 +662,8 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 	memset(&c, 0, sizeof(c));
 	c.s = s;
 	c.code_id = chk.code_id;
+	c.max_uses = chk.max_uses;
+	c.shards = chk.shards;
 	c.k = &chk.k;
 	c.account = chk.account;
 	c.limit = chk.limit;
@@ -781,8 +817,7 @@ reverse_tx(struct db *db, void *arg)
 		if (budget > 0 && (rc = db_exec(db, STMT_CAMPAIGN_RETURN_BUDGET,
 				       NULL, "i", campaign_id)) != DB_OK)
 			return rc;
-		if ((rc = db_exec(db, STMT_CODE_RETURN_SEAT, NULL, "i",
-			 r->code_id)) != DB_OK)
+		if ((rc = seats_return(db, r->code_id)) != DB_OK)
 			return rc;
 		if (limit > 0 && (rc = db_exec(db, STMT_ACCOUNT_RETURN, NULL,
 				      "it", campaign_id, r->account)) != DB_OK)

@@ -84,6 +84,8 @@ struct redeem_check {
 	const char *client; /* the client key: NULL or client_buf */
 	char norm[CODE_MAX + 1];
 	int64_t code_id;
+	int64_t max_uses;
+	int shards; /* the code's counter rows (seats.h); 0: its own row */
 	char display[CODE_DISPLAY_MAX];
 	struct campaign k;
 	int64_t limit;       /* the per-account limit that applies; 0: none */
@@ -112,12 +114,12 @@ int redeem_explain(struct svc *, const struct redeem_check *chk,
 /*
  * Inside a write transaction, in the claim's lock order (campaign, code,
  * campaign_accounts): the campaign's budget when it has one, a seat of
- * the code with the next fencing token of the code in *fence, and the
+ * chk's code with its next fencing token in *fence, and chk's
  * account's per-campaign count when limit > 0. DB_OK, DB_ROLLBACK with
  * *out saying what was full, or a database error.
  */
-int redeem_take_seat(struct svc *, const struct campaign *k, int64_t code_id,
-    const char *account, int64_t limit, int64_t *fence, enum redeem_claim *out);
+int redeem_take_seat(struct svc *, const struct redeem_check *chk,
+    int64_t *fence, enum redeem_claim *out);
 /* The reverse of redeem_take_seat, in the same lock order: a returned
  * seat re-opens a redeemed or exhausted code, never a revoked or expired
  * one. Returns a db status. */

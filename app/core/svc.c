@@ -16,6 +16,9 @@ svc_config_defaults(struct svc_config *c)
 	c->abuse_limit_account =
 	    env_i64("REDEEM_ABUSE_LIMIT_ACCOUNT", limit, 1, 1000000);
 	c->abuse_window = env_i64("REDEEM_ABUSE_WINDOW", 600, 1, 86400 * 30);
+	c->split_min_uses =
+	    env_i64("REDEEM_SPLIT_MIN_USES", 1000, 0, INT64_C(1000000000000));
+	c->split_shards = env_i64("REDEEM_SPLIT_SHARDS", 16, 2, 256);
 }
 
 enum error_word

@@ -17,6 +17,10 @@ struct svc_config {
 	int64_t abuse_limit_client;  /* counted failures per client key */
 	int64_t abuse_limit_account; /* counted failures per account */
 	int64_t abuse_window;        /* seconds of the sliding window */
+	/* A new code with max_uses at or above split_min_uses (0: never)
+	 * has its seats split over split_shards counter rows (seats.h). */
+	int64_t split_min_uses;
+	int64_t split_shards;
 };
 
 struct svc {
@@ -27,7 +31,8 @@ struct svc {
 	struct svc_config cfg;
 };
 
-/* Settings from the environment (REDEEM_ABUSE_LIMIT, _WINDOW), defaults
+/* Settings from the environment (REDEEM_ABUSE_LIMIT, _WINDOW,
+ * REDEEM_SPLIT_MIN_USES, REDEEM_SPLIT_SHARDS), defaults
  * as the contract says. */
 void svc_config_defaults(struct svc_config *);
 

@@ -13,6 +13,9 @@ static const struct {
 } checks[VERIFY__MAX] = {
     [VERIFY_G1_SAFETY] = {"G1 safety", STMT_VERIFY_G1,
 	"code %s: uses %s outside 0..max_uses %s"},
+    [VERIFY_G1_SPLIT] = {"G1 split counter rows", STMT_VERIFY_G1_SPLIT,
+	"code %s: its %s counter rows (max_uses summing to %s) disagree "
+	"with the code or one is outside 0..max_uses"},
     [VERIFY_G2_CONSERVATION] = {"G2 conservation", STMT_VERIFY_G2_HOLDS,
 	"code %s: uses %s but %s seats are held (redemptions and holds)"},
     [VERIFY_G3_IDEMPOTENCY] = {"G3 idempotency", STMT_VERIFY_G3,

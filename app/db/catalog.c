@@ -17,9 +17,15 @@
 #define REDEMPTION_FROM                                                   \
 	" FROM redemptions r JOIN codes c ON c.id = r.code_id"            \
 	" JOIN campaigns k ON k.id = r.campaign_id "
+/* A code's uses: its own counter, or for a hot code split over counter
+ * rows (codes.shards > 0, codes.uses 0) the sum of its rows. */
+#define CODE_USES(c)                                                      \
+	"(" c ".uses + CASE WHEN " c ".shards = 0 THEN 0 ELSE "           \
+	"(SELECT COALESCE(SUM(cs.uses), 0) FROM code_shards cs "          \
+	"WHERE cs.code_id = " c ".id) END)"
 #define CODE_COLUMNS                                                      \
-	"c.id, c.display, k.name, c.state, c.uses, c.max_uses, "          \
-	"c.expires_at, c.created_at"
+	"c.id, c.display, k.name, c.state, " CODE_USES("c") ", "          \
+	"c.max_uses, c.expires_at, c.created_at"
 #define APIKEY_COLUMNS                                                    \
 	"a.id, a.lookup, a.scope, a.label, a.created_at, a.revoked_at, "  \
 	"a.last_used_at"
@@ -96,7 +102,7 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_CAMPAIGN_LIST)
 	    "SELECT " CAMPAIGN_COLUMNS ", "
 	    "(SELECT COUNT(*) FROM codes c WHERE c.campaign_id = k.id), "
-	    "(SELECT COALESCE(SUM(c.uses), 0) FROM codes c "
+	    "(SELECT COALESCE(SUM(" CODE_USES("c") "), 0) FROM codes c "
 	    "WHERE c.campaign_id = k.id) "
 	    "FROM campaigns k WHERE k.tenant_id = ? ORDER BY k.name"},
 	/* G4: the budget is taken by a conditional UPDATE, which also
@@ -136,6 +142,7 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "ELSE state END, "
 	    "uses = uses + 1 "
 	    "WHERE id = ? AND state = 'active' AND uses < max_uses "
+	    "AND shards = 0 "
 	    "AND (expires_at IS NULL OR expires_at > UNIX_TIMESTAMP()) "
 	    "AND EXISTS (SELECT 1 FROM campaigns k WHERE "
 	    "k.id = codes.campaign_id AND " CAMPAIGN_WINDOW_OPEN ")"},
@@ -146,19 +153,71 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "state = CASE WHEN state IN ('redeemed', 'exhausted') "
 	    "THEN 'active' ELSE state END, "
 	    "uses = uses - 1 WHERE id = ? AND uses > 0"},
+	/*
+	 * A hot code split over counter rows (migration 013). G1: a seat is
+	 * taken from one row by the same kind of conditional UPDATE, whose
+	 * WHERE re-checks the code's state, expiry and campaign; claims on
+	 * different rows do not wait for each other. The code's row is not
+	 * locked, so a revoke is seen on the claimed row itself (`active`,
+	 * STMT_SHARD_REVOKE). db_last_id reads the row's new uses back.
+	 */
+	S(STMT_SHARD_CLAIM)
+	    "UPDATE code_shards SET uses = LAST_INSERT_ID(uses + 1) "
+	    "WHERE code_id = ? AND shard = ? AND uses < max_uses "
+	    "AND active = 1 AND EXISTS (SELECT 1 FROM codes c JOIN campaigns k ON "
+	    "k.id = c.campaign_id WHERE c.id = code_shards.code_id AND "
+	    "c.state = 'active' AND (c.expires_at IS NULL OR c.expires_at > "
+	    "UNIX_TIMESTAMP()) AND " CAMPAIGN_WINDOW_OPEN ")"},
+	/* G8: read by the claim that filled its row (every row full is the
+	 * code full). A locking read on InnoDB: two claims filling the last
+	 * two rows at once cannot both miss it; one waits for the other,
+	 * or they deadlock and one is retried. */
+	S(STMT_SHARD_SUM)
+	    "SELECT COALESCE(SUM(uses), 0) FROM code_shards WHERE code_id = ?",
+	    "SELECT COALESCE(SUM(uses), 0) FROM code_shards WHERE code_id = ? "
+	    "LOCK IN SHARE MODE"},
+	S(STMT_SHARD_EXHAUST)
+	    "UPDATE codes SET state = 'exhausted' WHERE id = ? "
+	    "AND state = 'active' AND shards > 0"},
+	/* A seat given back to a split code: to its lowest row that has one
+	 * taken (the code's row is locked first, by STMT_CODE_RETURN_SEAT). */
+	S(STMT_SHARD_RETURN)
+	    "UPDATE code_shards SET uses = uses - 1 WHERE code_id = ?1 AND "
+	    "shard = (SELECT MIN(shard) FROM code_shards WHERE code_id = ?1 "
+	    "AND uses > 0)",
+	    "UPDATE code_shards SET uses = uses - 1 WHERE code_id = ? "
+	    "AND uses > 0 ORDER BY shard LIMIT 1"},
+	S(STMT_SHARD_REOPEN)
+	    "UPDATE codes SET state = 'active' WHERE id = ? AND shards > 0 "
+	    "AND state = 'exhausted'"},
+	/* With STMT_CODE_REVOKE, in its transaction: waits for the claims
+	 * in flight on the rows; none takes a seat after it. */
+	S(STMT_SHARD_REVOKE)
+	    "UPDATE code_shards SET active = 0 WHERE code_id = (SELECT id "
+	    "FROM codes WHERE tenant_id = ? AND code = ?)"},
+	S(STMT_SHARD_INSERT)
+	    "INSERT INTO code_shards (code_id, shard, max_uses, uses) "
+	    "VALUES (?, ?, ?, 0)"},
+	S(STMT_CODE_SET_SHARDS)
+	    "UPDATE codes SET shards = ? WHERE id = ? AND uses = 0"},
+	/* G6 for a hold on a split code: its fencing counter alone, bumped
+	 * under the code's row lock before the seat is taken from a row. */
+	S(STMT_CODE_FENCE)
+	    "UPDATE codes SET fence = LAST_INSERT_ID(fence + 1) WHERE id = ? "
+	    "AND state = 'active' AND shards > 0"},
 	/* Exports follow an index, (campaign_id, state, id) or (tenant_id,
 	 * code): rows stream out without a sort, in constant memory. */
 	S(STMT_CODES_EXPORT_CAMPAIGN)
 	    "SELECT " CODE_COLUMNS " FROM codes c "
 	    "JOIN campaigns k ON k.id = c.campaign_id "
 	    "WHERE c.tenant_id = ? AND c.campaign_id = ? AND (? = 0 "
-	    "OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
+	    "OR (? = 1 AND " CODE_USES("c") " > 0) OR (? = 2 AND " CODE_USES("c") " = 0)) "
 	    "ORDER BY c.state, c.id", NULL, 1},
 	S(STMT_CODES_EXPORT_ALL)
 	    "SELECT " CODE_COLUMNS " FROM codes c "
 	    "JOIN campaigns k ON k.id = c.campaign_id "
 	    "WHERE c.tenant_id = ? AND (? = 0 "
-	    "OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
+	    "OR (? = 1 AND " CODE_USES("c") " > 0) OR (? = 2 AND " CODE_USES("c") " = 0)) "
 	    "ORDER BY c.code", NULL, 1},
 	/* A pool hands out its first free code; on MySQL concurrent
 	 * claimers skip each other's locked rows instead of queueing. */
@@ -178,13 +237,13 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "SELECT " CODE_COLUMNS " FROM codes c "
 	    "JOIN campaigns k ON k.id = c.campaign_id "
 	    "WHERE c.tenant_id = ? AND c.campaign_id = ? AND c.id > ? "
-	    "AND (? = 0 OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
+	    "AND (? = 0 OR (? = 1 AND " CODE_USES("c") " > 0) OR (? = 2 AND " CODE_USES("c") " = 0)) "
 	    "ORDER BY c.id LIMIT ?"},
 	S(STMT_CODES_PAGE_ALL)
 	    "SELECT " CODE_COLUMNS " FROM codes c "
 	    "JOIN campaigns k ON k.id = c.campaign_id "
 	    "WHERE c.tenant_id = ? AND c.id > ? AND (? = 0 "
-	    "OR (? = 1 AND c.uses > 0) OR (? = 2 AND c.uses = 0)) "
+	    "OR (? = 1 AND " CODE_USES("c") " > 0) OR (? = 2 AND " CODE_USES("c") " = 0)) "
 	    "ORDER BY c.id LIMIT ?"},
 
 	/* Steps 1 to 4 in one read, always one row: the abuse gate's counts
@@ -195,7 +254,7 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	S(STMT_REDEEM_LOOKUP)
 	    "SELECT g.nc, g.na, c.id, c.display, c.state, c.uses, c.max_uses, "
 	    "c.expires_at, " CAMPAIGN_COLUMNS ", " REDEMPTION_COLUMNS ", "
-	    "a.n, UNIX_TIMESTAMP() FROM (SELECT "
+	    "a.n, UNIX_TIMESTAMP(), c.shards FROM (SELECT "
 	    "(SELECT COUNT(*) FROM abuse_failures WHERE tenant_id = ? "
 	    "AND kind = 1 AND subject = ? AND at > UNIX_TIMESTAMP() - ?) "
 	    "AS nc, "
@@ -338,6 +397,7 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "ELSE state END, "
 	    "uses = uses + 1, fence = LAST_INSERT_ID(fence + 1) "
 	    "WHERE id = ? AND state = 'active' AND uses < max_uses "
+	    "AND shards = 0 "
 	    "AND (expires_at IS NULL OR expires_at > UNIX_TIMESTAMP()) "
 	    "AND EXISTS (SELECT 1 FROM campaigns k WHERE "
 	    "k.id = codes.campaign_id AND " CAMPAIGN_WINDOW_OPEN ")"},
@@ -483,13 +543,13 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	 * 'held', expired or not until swept) beside the redemptions that
 	 * hold a seat. */
 	S(STMT_VERIFY_G2_HOLDS)
-	    "SELECT c.id, c.uses, COALESCE(r.n, 0) + COALESCE(h.n, 0) "
+	    "SELECT c.id, " CODE_USES("c") ", COALESCE(r.n, 0) + COALESCE(h.n, 0) "
 	    "FROM codes c LEFT JOIN "
 	    "(SELECT code_id, COUNT(*) AS n FROM redemptions WHERE "
 	    HOLDS_SEAT " GROUP BY code_id) r ON r.code_id = c.id LEFT JOIN "
 	    "(SELECT code_id, COUNT(*) AS n FROM holds WHERE state = 'held' "
 	    "GROUP BY code_id) h ON h.code_id = c.id "
-	    "WHERE c.uses <> COALESCE(r.n, 0) + COALESCE(h.n, 0) "
+	    "WHERE " CODE_USES("c") " <> COALESCE(r.n, 0) + COALESCE(h.n, 0) "
 	    "ORDER BY c.id"},
 	S(STMT_VERIFY_G4_HOLDS)
 	    "SELECT k.id, k.redeemed, k.budget FROM campaigns k LEFT JOIN "
@@ -678,8 +738,23 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "LIMIT ?"},
 
 	S(STMT_VERIFY_G1)
-	    "SELECT id, uses, max_uses FROM codes "
-	    "WHERE uses < 0 OR uses > max_uses ORDER BY id"},
+	    "SELECT c.id, " CODE_USES("c") ", c.max_uses FROM codes c "
+	    "WHERE c.uses < 0 OR " CODE_USES("c") " > c.max_uses "
+	    "ORDER BY c.id"},
+	/* A split code: codes.uses 0, `shards` rows numbered 0.., their
+	 * max_uses summing to the code's, each row within 0..max_uses, and
+	 * active unless the code is revoked. */
+	S(STMT_VERIFY_G1_SPLIT)
+	    "SELECT c.id, COUNT(cs.shard), COALESCE(SUM(cs.max_uses), 0) "
+	    "FROM codes c LEFT JOIN code_shards cs ON cs.code_id = c.id "
+	    "GROUP BY c.id, c.shards, c.uses, c.max_uses, c.state "
+	    "HAVING (c.shards = 0 AND COUNT(cs.shard) > 0) OR (c.shards > 0 "
+	    "AND (c.uses <> 0 OR COUNT(cs.shard) <> c.shards OR "
+	    "SUM(cs.active) <> CASE WHEN c.state = 'revoked' THEN 0 ELSE "
+	    "c.shards END OR "
+	    "SUM(cs.max_uses) <> c.max_uses OR MAX(cs.shard) <> c.shards - 1 "
+	    "OR MIN(cs.uses) < 0 OR SUM(CASE WHEN cs.uses > cs.max_uses "
+	    "THEN 1 ELSE 0 END) > 0)) ORDER BY c.id"},
 	S(STMT_VERIFY_G3)
 	    "SELECT code_id, account, COUNT(*) FROM redemptions "
 	    "GROUP BY code_id, account HAVING COUNT(*) > 1"},
@@ -693,10 +768,11 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "NULL OR NOT EXISTS (SELECT 1 FROM redemptions r2 WHERE r2.id = "
 	    "e.redemption_id))"},
 	S(STMT_VERIFY_G8)
-	    "SELECT id, state, uses FROM codes WHERE state NOT IN ('revoked', "
-	    "'expired') AND ((CASE WHEN state IN ('redeemed', 'exhausted') "
-	    "THEN 1 ELSE 0 END) <> (CASE WHEN uses = max_uses THEN 1 ELSE 0 "
-	    "END) OR (state = 'redeemed' AND max_uses <> 1)) ORDER BY id"},
+	    "SELECT c.id, c.state, " CODE_USES("c") " FROM codes c WHERE "
+	    "c.state NOT IN ('revoked', 'expired') AND ((CASE WHEN c.state IN "
+	    "('redeemed', 'exhausted') THEN 1 ELSE 0 END) <> (CASE WHEN "
+	    CODE_USES("c") " = c.max_uses THEN 1 ELSE 0 END) OR "
+	    "(c.state = 'redeemed' AND c.max_uses <> 1)) ORDER BY c.id"},
 
 	/* admin dashboard pages */
 	/* Redemptions per UTC day from ? (a midnight): day 0, 1, ...;

@@ -151,6 +151,7 @@ fx_codes_with(const char *campaign, int n, int64_t max_uses, int64_t expires_at,
 	g.max_uses = max_uses;
 	g.expires_at = expires_at;
 	g.no_check = no_check;
+	g.shards = fx.shards;
 	g.emit = fx_emit;
 	g.arg = &fg;
 	ck_assert_int_eq(codes_generate(&fx.svc, &g, &created), ERROR_NONE);

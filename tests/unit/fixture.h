@@ -18,6 +18,7 @@ struct fixture {
 	char dir[256];  /* SQLite: the temp folder */
 	struct db *db;  /* open, migrated */
 	struct svc svc; /* tenant "default" */
+	int shards;     /* fx_codes' counter rows per code (codes_gen) */
 };
 
 extern struct fixture fx;
@@ -74,5 +75,6 @@ Suite *suite_webhooks(void);
 Suite *suite_sweep(void);
 Suite *suite_session(void);
 Suite *suite_audit(void);
+Suite *suite_seats(void);
 
 #endif

@@ -22,7 +22,7 @@ main(void)
 	    suite_reverse, suite_abuse, suite_verify, suite_race, suite_web,
 	    suite_apikey, suite_holds, suite_permits, suite_webhooks,
 	    suite_sweep, suite_session, suite_audit, suite_admin_hooks,
-	    suite_admin_leases, suite_admin_jobs};
+	    suite_admin_leases, suite_admin_jobs, suite_seats};
 	const char *b = getenv("REDEEM_TEST_DB");
 	SRunner *sr;
 	size_t i;

@@ -1005,6 +1005,7 @@ START_TEST(test_holds_race_mixed_with_claims)
 		r.round = round;
 		snprintf(name, sizeof(name), "r%d", round);
 		fx_campaign(name, 0, 0, 0);
+		fx.shards = round % 2 == 1 ? 4 : 1; /* odd: split */
 		fx_codes(name, 1, max, codes);
 		snprintf(hr.code, sizeof(hr.code), "%s", codes[0]);
 		fr_round(&r);
@@ -1115,6 +1116,7 @@ START_TEST(test_holds_race_confirm_release_sweep)
 		r.round = round;
 		snprintf(name, sizeof(name), "r%d", round);
 		fx_campaign(name, 0, 0, 0);
+		fx.shards = round % 2 == 1 ? 4 : 1; /* odd: split */
 		fx_codes(name, 1, nholds, codes);
 		snprintf(hr.code, sizeof(hr.code), "%s", codes[0]);
 		for (i = 0; i < nholds; i++) {

@@ -372,6 +372,14 @@ fn_one_seat(struct race *r, struct svc *svc, int child)
 	child_redeem(r, svc, child, r->code, account);
 }
 
+/* Odd rounds race on codes whose seats are split over counter rows
+ * (seats.c): every assertion holds for both kinds. */
+static int
+split_round(int round)
+{
+	return round % 2 == 1 ? 4 : 1;
+}
+
 START_TEST(test_race_one_seat_two_accounts)
 {
 	struct race *r = &race;
@@ -468,6 +476,7 @@ START_TEST(test_race_twenty_seats_200_accounts)
 	for (r->round = 0; r->round < r->rounds; r->round++) {
 		snprintf(name, sizeof(name), "r%d", r->round);
 		fx_campaign(name, 0, 0, 0);
+		fx.shards = split_round(r->round);
 		fx_codes(name, 1, 20, codes);
 		snprintf(r->code, sizeof(r->code), "%s", codes[0]);
 		race_round(r);
@@ -510,6 +519,7 @@ START_TEST(test_race_campaign_budget)
 	for (r->round = 0; r->round < r->rounds; r->round++) {
 		snprintf(name, sizeof(name), "r%d", r->round);
 		fx_campaign(name, 0, 30, 0);
+		fx.shards = split_round(r->round);
 		fx_codes(name, 50, 2, codes);
 		race_round(r);
 		check_words(r, 100, W(ERROR_NONE) | W(ERROR_EXHAUSTED));
@@ -559,6 +569,7 @@ START_TEST(test_race_same_account_compensation)
 	for (r->round = 0; r->round < r->rounds; r->round++) {
 		snprintf(name, sizeof(name), "r%d", r->round);
 		fx_campaign(name, 0, 0, 0);
+		fx.shards = split_round(r->round);
 		fx_codes(name, 1, 5, codes);
 		snprintf(r->code, sizeof(r->code), "%s", codes[0]);
 		race_round(r);
@@ -737,6 +748,7 @@ START_TEST(test_race_revoke_vs_claims)
 	for (r->round = 0; r->round < r->rounds; r->round++) {
 		snprintf(name, sizeof(name), "r%d", r->round);
 		fx_campaign(name, 0, 0, 0);
+		fx.shards = split_round(r->round);
 		fx_codes(name, 1, 10, codes);
 		snprintf(r->code, sizeof(r->code), "%s", codes[0]);
 		if (r->round % 2 == 0) {
