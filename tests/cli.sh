@@ -364,6 +364,35 @@ expect 0 "admin in another tenant" -- "$R" admin create \
 expect 0 "init, other tenant with an admin" -- "$R" init --tenant acme
 [ ! -s "$t/out" ] && ok || bad "init prints nothing when there is an admin"
 
+# A hot code split over counter rows: its 3 seats over 3 rows, each
+# taken once, then exhausted; uses is their sum everywhere.
+expect 0 "campaign for a split code" -- "$R" campaign create --name tv
+expect 0 "generate a split code" -- "$R" codes generate --campaign tv \
+	--count 1 --max-uses 3 --shards 3
+tv=$(cat "$t/out")
+for a in a b c; do
+	expect 0 "redeem split code ($a)" -- "$R" redeem "$tv" "$a@tv.example"
+done
+expect 1 "split code exhausted" -- "$R" redeem "$tv" d@tv.example
+has "$t/out" '"error":"exhausted"' "split code answers exhausted"
+expect 0 "show split code" -- "$R" codes show "$tv"
+has "$t/out" '"uses":3' "split code's uses are its rows' sum"
+has "$t/out" '"state":"exhausted"' "split code reads exhausted"
+expect 2 "shards out of range" -- "$R" codes generate --campaign tv \
+	--count 1 --max-uses 3 --shards 0
+expect 0 "generate a hot code by the setting" -- env \
+	REDEEM_SPLIT_MIN_USES=5 REDEEM_SPLIT_SHARDS=4 "$R" codes generate \
+	--campaign tv --count 1 --max-uses 5
+hot=$(cat "$t/out")
+q="SELECT c.shards, COUNT(*) FROM codes c JOIN code_shards s ON
+	s.code_id = c.id WHERE c.display = '$hot' GROUP BY c.shards"
+case $REDEEM_DB in
+sqlite:*) rows=$(sqlite3 -separator ' ' "${REDEEM_DB#sqlite:}" "$q") ;;
+mysql://*) rows=$(mariadb --no-defaults -N -S "$sock" -uroot "$db" -e "$q" |
+	tr '\t' ' ') ;;
+esac
+[ "$rows" = "4 4" ] && ok || bad "REDEEM_SPLIT_*: 4 rows, got '$rows'"
+
 # verify: clean, then a broken row is named.
 expect 0 "verify clean" -- "$R" verify
 has "$t/out" "verify: ok" "verify says ok"

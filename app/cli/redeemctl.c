@@ -22,6 +22,7 @@
 #include "../core/campaigns.h"
 #include "../core/codes.h"
 #include "../core/redeem.h"
+#include "../core/seats.h"
 #include "../core/svc.h"
 #include "../core/sweep.h"
 #include "../core/verify.h"
@@ -328,6 +329,7 @@ v_codes_generate(struct cmd *c, const char **pos, int npos)
 	    c, "length", CODE_LENGTH_DEFAULT, CODE_LENGTH_MIN, CODE_LENGTH_MAX);
 	g.prefix = opts_get(c, "prefix");
 	g.no_check = opts_get(c, "no-check") != NULL;
+	g.shards = (int)opt_i64(c, "shards", 0, 1, SEATS_SHARDS_MAX);
 	g.emit = gen_emit;
 	g.progress = gen_progress;
 	g.arg = &out;
@@ -937,6 +939,11 @@ static struct opt o_codes_generate[] = {
 	NULL},
     {"prefix", "P", "text before the random part", NULL},
     {"no-check", NULL, "leave out the check character", NULL},
+    {"shards", "S",
+	"counter rows each code's seats are split over, for a hot code "
+	"(1-256, at most max-uses; default 16 when max-uses is at least "
+	"REDEEM_SPLIT_MIN_USES, 1000, else 1)",
+	NULL},
     TENANT_OPT,
     {NULL, NULL, NULL, NULL},
 };
