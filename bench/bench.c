@@ -515,9 +515,10 @@ split_rows(const struct bench_engine *e, double seconds)
 			       "split %lld)\n",
 			    (long long)one.errors, (long long)split.errors);
 		fflush(stdout);
-		bench_record("hot code", e->name, "one counter row", one.rate,
-		    "claims/s", -1, "", "%d clients, service", e->clients[i]);
-		bench_record("hot code", e->name, "split over 16 rows",
+		bench_record("hot code split", e->name, "one counter row",
+		    one.rate, "claims/s", -1, "", "%d clients, service",
+		    e->clients[i]);
+		bench_record("hot code split", e->name, "16 counter rows",
 		    split.rate, "claims/s", r, "split/one",
 		    "%d clients, service", e->clients[i]);
 	}
