@@ -41,7 +41,9 @@
 #include "../app/db/migrate.h"
 #include "bench.h"
 
-#define HIST 20000 /* latency buckets of 10 us: up to 200 ms */
+/* Latency buckets of 10 us: up to 1 s (on a loaded 2-core machine the
+ * p99 of 32 clients passes 200 ms, the old cap, printed as 200.00). */
+#define HIST 100000
 #define ENGINES_MAX 8
 
 struct child_report {
