@@ -8,6 +8,7 @@
 REDEEM_BIN=${REDEEM_BIN:-build}
 case $REDEEM_BIN in /*) ;; *) REDEEM_BIN=$PWD/$REDEEM_BIN ;; esac
 export REDEEM_BIN
+# shellcheck disable=SC2034 # used by the scripts that source this
 ctl=$REDEEM_BIN/redeemctl
 
 # Every serve.sh serve_start started and stop_server has not stopped yet;
