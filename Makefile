@@ -150,7 +150,7 @@ bench: deps
 	@./.ci/deps bench
 	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/redeemctl \
 		$(BUILD)/redeem-fcgi $(BUILD)/redeem-sweep
-	@bench/run.sh
+	@REDEEM_BIN=$(BUILD) bench/run.sh
 
 # Serves on 127.0.0.1:$(REDEEM_PORT) (8080) with REDEEM_DB (default
 # sqlite:var/redeem.db) in the foreground; Ctrl-C stops everything.

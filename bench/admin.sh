@@ -30,14 +30,14 @@ sql() {
 seed() {
 	local dsn=$1 t0
 	export REDEEM_DB=$dsn
-	build/redeemctl migrate >/dev/null
-	build/redeemctl campaign create --name million >/dev/null
-	build/redeemctl campaign create --name busy >/dev/null
+	"$ctl" migrate >/dev/null
+	"$ctl" campaign create --name million >/dev/null
+	"$ctl" campaign create --name busy >/dev/null
 	t0=$(date +%s)
-	build/redeemctl codes generate --campaign million --count "$ncodes" \
+	"$ctl" codes generate --campaign million --count "$ncodes" \
 		--max-uses 1 >"$work/codes.txt" 2>/dev/null
 	search=$(sed -n "$((ncodes / 2))p" "$work/codes.txt")
-	printf '%s\n' "$password" | build/redeemctl admin create \
+	printf '%s\n' "$password" | "$ctl" admin create \
 		--email bench@example.com --role owner --password-stdin \
 		>/dev/null 2>&1
 	echo "   seeded $ncodes codes in $(($(date +%s) - t0)) s"
@@ -48,8 +48,8 @@ seed() {
 redemptions() {
 	local dsn=$1 key code t0
 	t0=$(date +%s)
-	key=$(build/redeemctl apikey create --scope redeem --label bench)
-	code=$(build/redeemctl codes generate --campaign busy --count 1 \
+	key=$("$ctl" apikey create --scope redeem --label bench)
+	code=$("$ctl" codes generate --campaign busy --count 1 \
 		--max-uses "$nred")
 	python3 - "$port" "$key" "$code" "$nred" <<'PY'
 import http.client, json, sys
@@ -96,6 +96,9 @@ row() {
 	local url="http://127.0.0.1:$port$path"
 	curl -sf -o /dev/null -b "redeem_admin=$cookie" "$url" || {
 		printf '%-46s   (no 200 answer!)\n' "$label"
+		record dashboard \
+			"${label#"${label%%[! ]*}"}, $ncodes codes (no 200 answer!)" \
+			"$engine" p99 - ms
 		return 0
 	}
 	wrk -t1 -c1 -d1s -H "Cookie: redeem_admin=$cookie" "$url" >/dev/null
@@ -108,11 +111,15 @@ row() {
 	printf '%-46s %9d %9s %9s' "$label" "$rps" "$p50" "$p99"
 	[ -n "$bad" ] && printf '   (%s non-2xx answers!)' "$bad"
 	echo
+	record dashboard \
+		"${label#"${label%%[! ]*}"}, $ncodes codes${bad:+ ($bad non-2xx!)}" \
+		"$engine" p99 "$(ms "$p99")" ms
 }
 
 # engine DSN NAME
 engine() {
 	local dsn=$1 name=$2 after
+	engine=$name
 	echo "$name:"
 	seed "$dsn"
 	serve "$dsn" "$name"

@@ -27,7 +27,7 @@ struct bench_engine {
 	int nclients;
 };
 
-/* A campaign with one code of 1e9 seats (bench_code). */
+/* A campaign with one code of 1e9 seats (bench_code, bench_code_split). */
 struct bench_code {
 	char code[96]; /* as shown */
 	char campaign[65];
@@ -62,9 +62,13 @@ struct db *bench_open(const char *dsn);
 /* The tenant "default" on db, or exits. */
 void bench_svc(struct db *, struct svc *);
 
-/* Creates campaign name-<bench_tag> with one code of 1e9 seats, or
- * exits. */
+/* Creates campaign name-<bench_tag> with one code of 1e9 seats on one
+ * counter row (the raw statements claim that row), or exits. */
 void bench_code(const char *dsn, const char *name, struct bench_code *);
+/* The same with the code's seats split over shards counter rows
+ * (codes_gen.shards; 1: one row). */
+void bench_code_split(
+    const char *dsn, const char *name, int shards, struct bench_code *);
 
 /*
  * Forks clients, each opening dsn and running raw(i), i = 0, 1, ..., for
@@ -86,6 +90,19 @@ void bench_row(const char *engine, const char *label, int clients,
     const struct bench_result *raw, const struct bench_result *svc);
 /* "0.83x", and a mark when it is below BENCH_TARGET. */
 void bench_ratio(double raw, double svc);
+/* svc / raw rounded to two decimals, as printed (0 when raw is 0). */
+double bench_ratio_value(double raw, double svc);
+
+/*
+ * One row of the summary bench/run.sh prints last, appended as a line of
+ * tab-separated fields to the file BENCH_SUMMARY names (nothing when it
+ * is unset): section, row, engine, metric, value, unit, ratio (empty
+ * when ratio < 0), and what the ratio is of (ratio_of). The row's text
+ * is formatted from row_fmt.
+ */
+void bench_record(const char *section, const char *engine, const char *metric,
+    double value, const char *unit, double ratio, const char *ratio_of,
+    const char *row_fmt, ...) __attribute__((format(printf, 8, 9)));
 
 /* The sections (bench/holds.c, permits.c, sweep.c, webhooks.c). */
 void bench_holds_header(double seconds);

@@ -152,5 +152,9 @@ bench_holds(const struct bench_engine *e, double seconds)
 		bench_measure(e->dsn, raw_op, svc_op, &t, e->clients[i],
 		    seconds, &raw, &svc);
 		bench_row(e->name, NULL, e->clients[i], &raw, &svc);
+		bench_record("holds", e->name, "service", svc.rate, "pairs/s",
+		    bench_ratio_value(raw.rate, svc.rate), "service/raw",
+		    "hold+confirm, %d client%s", e->clients[i],
+		    e->clients[i] == 1 ? "" : "s");
 	}
 }

@@ -200,5 +200,10 @@ bench_permits(
 			    seconds, &raw, &svc);
 			bench_row(e->name, t.own ? "own" : "hot", clients[i],
 			    &raw, &svc);
+			bench_record("permits", e->name, "service", svc.rate,
+			    "pairs/s", bench_ratio_value(raw.rate, svc.rate),
+			    "service/raw", "%s semaphore, %d client%s",
+			    t.own ? "own" : "hot", clients[i],
+			    clients[i] == 1 ? "" : "s");
 		}
 }

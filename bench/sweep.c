@@ -217,4 +217,9 @@ bench_sweep(const struct bench_engine *e, int64_t holds)
 		printf("         (released: raw %lld, service %lld of %lld)\n",
 		    (long long)raw_done, (long long)svc_done, (long long)holds);
 	fflush(stdout);
+	bench_record("sweeper", e->name, "service", (double)svc_done / svc_s,
+	    "holds/s",
+	    bench_ratio_value(
+		(double)raw_done / raw_s, (double)svc_done / svc_s),
+	    "service/raw", "%lld leaked holds released", (long long)holds);
 }

@@ -20,13 +20,13 @@ start_server() {
 	var=$work/web-$name
 	serve_start "$dsn" "$var" "$workers"
 	export REDEEM_DB=$dsn
-	key=$(build/redeemctl apikey create --scope redeem --label bench)
-	build/redeemctl campaign create --name bench >/dev/null
-	code=$(build/redeemctl codes generate --campaign bench --count 1 \
+	key=$("$ctl" apikey create --scope redeem --label bench)
+	"$ctl" campaign create --name bench >/dev/null
+	code=$("$ctl" codes generate --campaign bench --count 1 \
 		--max-uses 1000000000)
 }
 
-# wrk_row LABEL PATH [SCRIPT]: prints a row, sets rps.
+# wrk_row LABEL PATH [SCRIPT]: prints a row, sets rps and p99ms.
 wrk_row() {
 	local label=$1 path=$2 script=${3:-} out p50 p99 bad
 	local args=(-t2 "-c$conns" "-d${secs}s" --latency)
@@ -39,6 +39,7 @@ wrk_row() {
 	rps=$(awk '/^Requests\/sec/ {print int($2)}' <<<"$out")
 	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
 	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+	p99ms=$(ms "$p99")
 	bad=$(awk '/Non-2xx/ {print $5}' <<<"$out")
 	printf '%-42s %9d %9s %9s' "$label" "$rps" "$p50" "$p99"
 	[ -n "$bad" ] && printf '   (%s non-2xx answers!)' "$bad"
@@ -63,21 +64,31 @@ printf '%-42s %9s %9s %9s   %s\n' "" "req/s" "p50" "p99" "ratio to trivial (targ
 start_server "sqlite:$work/web.db" sqlite
 wrk_row "nginx static file (/static/redeem.css)" /static/redeem.css
 echo
+record HTTP "static file, p99 ${p99ms} ms" nginx static "$rps" req/s
 wrk_row "trivial FastCGI answer (GET /ping)" /ping
 trivial=$rps
 echo "   1.00"
+record HTTP "GET /ping, p99 ${p99ms} ms" - trivial "$rps" req/s
+# ratio RPS: to the trivial answer, two decimals, as printed.
+ratio() {
+	awk -v r="$1" -v t="$trivial" 'BEGIN {printf "%.2f", r / t}'
+}
 export BENCH_KEY=$key BENCH_CODE=$code
 wrk_row "POST /api/v1/redeem, SQLite" /api/v1/redeem bench/redeem.lua
-awk -v r="$rps" -v t="$trivial" 'BEGIN {printf "   %.2f (0.40)\n", r / t}'
+echo "   $(ratio "$rps") (0.40)"
+record HTTP "POST /api/v1/redeem, p99 ${p99ms} ms" sqlite redeem "$rps" \
+	req/s "$(ratio "$rps")" "to /ping"
 rss_sqlite=$(worker_rss)
-build/redeemctl verify >/dev/null || echo "verify FAILED on SQLite"
+"$ctl" verify >/dev/null || echo "verify FAILED on SQLite"
 stop_server
 many=$((4 * $(nproc)))
 start_server "sqlite:$work/web-many.db" sqlite-many "$many"
 export BENCH_KEY=$key BENCH_CODE=$code
 wrk_row "POST /api/v1/redeem, SQLite, $many workers" /api/v1/redeem bench/redeem.lua
-awk -v r="$rps" -v t="$trivial" 'BEGIN {printf "   %.2f\n", r / t}'
-build/redeemctl verify >/dev/null || echo "verify FAILED on SQLite"
+echo "   $(ratio "$rps")"
+record HTTP "POST /api/v1/redeem, $many workers, p99 ${p99ms} ms" sqlite \
+	redeem "$rps" req/s "$(ratio "$rps")" "to /ping"
+"$ctl" verify >/dev/null || echo "verify FAILED on SQLite"
 stop_server
 
 # A database of its own: the service rows above share "redeem" with raw
@@ -86,8 +97,12 @@ mysql -S "${mdsn#*socket=}" -u root -e "CREATE DATABASE redeem_web"
 start_server "${mdsn/\/redeem\?//redeem_web?}" mariadb
 export BENCH_KEY=$key BENCH_CODE=$code
 wrk_row "POST /api/v1/redeem, MariaDB" /api/v1/redeem bench/redeem.lua
-awk -v r="$rps" -v t="$trivial" 'BEGIN {printf "   %.2f (0.25)\n", r / t}'
+echo "   $(ratio "$rps") (0.25)"
+record HTTP "POST /api/v1/redeem, p99 ${p99ms} ms" mariadb redeem "$rps" \
+	req/s "$(ratio "$rps")" "to /ping"
 rss_mariadb=$(worker_rss)
-build/redeemctl verify >/dev/null || echo "verify FAILED on MariaDB"
+"$ctl" verify >/dev/null || echo "verify FAILED on MariaDB"
 stop_server
 echo "worker peak resident memory: ${rss_sqlite} MB on SQLite, ${rss_mariadb} MB on MariaDB (target < 20 MB)"
+record HTTP "worker peak resident memory" sqlite memory "$rss_sqlite" MB
+record HTTP "worker peak resident memory" mariadb memory "$rss_mariadb" MB

@@ -527,4 +527,9 @@ bench_webhooks(const struct bench_engine *e, int64_t n)
 		    (long long)raw_done, (long long)svc_done, (long long)n,
 		    (long long)posts);
 	fflush(stdout);
+	bench_record("webhooks", e->name, "service", (double)svc_done / svc_s,
+	    "deliveries/s",
+	    bench_ratio_value(
+		(double)raw_done / raw_s, (double)svc_done / svc_s),
+	    "service/raw", "%lld events, one process", (long long)n);
 }
