@@ -600,7 +600,7 @@ confirm_tx(struct db *db, void *arg)
 			    c->w.h.code_id);
 		if (rc == DB_OK)
 			rc = redeem_record(c->s, c->w.h.code_id, &c->w.k,
-			    c->w.h.account, c->w.now, &res->r);
+			    c->w.h.account, c->w.now, 0, &res->r);
 		if (rc == DB_EUNIQUE) { /* the account's redemption */
 			c->twin = 1;
 			return DB_ROLLBACK;

@@ -60,6 +60,7 @@ struct claim {
 	int64_t code_id;     /* in, or out for a pool */
 	int64_t max_uses;    /* the code's (not for a pool) */
 	int shards;          /* its counter rows; 0: its own row */
+	int64_t seq;         /* taken before the transaction, or 0 */
 	const char *display; /* the code as shown (not for a pool) */
 	const struct campaign *k;
 	const char *account;
@@ -280,21 +281,61 @@ take_account(struct db *db, int64_t campaign_id, const char *account,
 	return rc;
 }
 
+/* The tenant's next sequence number (STMT_SEQ_NEXT), in the caller's
+ * transaction. */
+static int
+seq_next(struct db *db, int64_t tenant_id, int64_t *seq)
+{
+	return db_exec_id(db, STMT_SEQ_NEXT, NULL, seq, "i", tenant_id);
+}
+
+#define SEQ_BLOCK 64 /* numbers a connection reserves for hot codes */
+
+struct seq_tx {
+	int64_t tenant_id, last;
+};
+
+static int
+seq_reserve_tx(struct db *db, void *arg)
+{
+	struct seq_tx *q = arg;
+	int64_t n;
+	int rc;
+
+	rc = db_exec_id(db, STMT_SEQ_RESERVE, &n, &q->last, "ii",
+	    (int64_t)SEQ_BLOCK, q->tenant_id);
+	return rc == DB_OK && n != 1 ? DB_EFAIL : rc;
+}
+
+/* A hot code's number: from the block this connection reserved. */
+static int
+seq_from_block(struct svc *s, int64_t *seq)
+{
+	struct db_block *b = db_block(s->db);
+	struct seq_tx q = {s->tenant_id, 0};
+
+	if (b->key != s->tenant_id || b->next > b->end) {
+		if (db_transact(s->db, DB_TX_WRITE, seq_reserve_tx, &q) !=
+		    DB_OK)
+			return -1;
+		b->key = s->tenant_id;
+		b->next = q.last - SEQ_BLOCK + 1;
+		b->end = q.last;
+	}
+	*seq = b->next++;
+	return 0;
+}
+
 int
 redeem_record(struct svc *s, int64_t code_id, const struct campaign *k,
-    const char *account, int64_t now, struct redemption *r)
+    const char *account, int64_t now, int64_t seq, struct redemption *r)
 {
 	struct db_stmt *st;
 	char *payload;
 	int rc;
 
-	if ((st = db_prepare(s->db, STMT_SEQ_NEXT)) == NULL)
-		return DB_EFAIL;
-	db_bind_i64(st, 1, s->tenant_id);
-	rc = db_step(st);
-	r->seq = db_last_id(st);
-	db_reset(st);
-	if (rc != DB_OK)
+	r->seq = seq;
+	if (seq == 0 && (rc = seq_next(s->db, s->tenant_id, &r->seq)) != DB_OK)
 		return rc;
 	r->redeemed_at = now;
 	st = db_prepare(s->db, STMT_REDEMPTION_INSERT);
@@ -431,7 +472,8 @@ claim_tx(struct db *db, void *arg)
 	if ((rc = take_account(db, c->k->id, c->account, c->limit, &c->out)) !=
 	    DB_OK)
 		return rc;
-	rc = redeem_record(c->s, c->code_id, c->k, c->account, c->now, r);
+	rc = redeem_record(
+	    c->s, c->code_id, c->k, c->account, c->now, c->seq, r);
 	if (rc == DB_EUNIQUE) {
 		c->out = REDEEM_CLAIM_DUPLICATE;
 		return DB_ROLLBACK;
@@ -670,6 +712,16 @@ redeem_code(struct svc *s, const char *code, const char *account_in,
 	c.now = chk.now;
 	c.r = &res->r;
 	c.display = chk.display;
+	/*
+	 * A hot code's claims do not queue on one row of the code; they
+	 * must not queue on the tenant's sequence row instead, which a
+	 * claim holds from its number to its commit. Theirs come from a
+	 * block of numbers the connection reserved: unique, increasing for
+	 * each worker, but not in commit order across workers, and a claim
+	 * that loses (or a worker that exits) leaves a gap.
+	 */
+	if (chk.shards > 0 && seq_from_block(s, &c.seq) == -1)
+		return unavailable(res);
 	if ((rc = claim(s, &c, STMT_REDEMPTION_BY_CODE_ACCOUNT, chk.code_id,
 		 res)) != 0)
 		return rc < 0 ? -1 : 0;

@@ -126,14 +126,15 @@ int redeem_take_seat(struct svc *, const struct redeem_check *chk,
 int redeem_give_seat(struct svc *, const struct campaign *k, int64_t code_id,
     const char *account, int64_t limit);
 /*
- * Steps 6 and 7 inside a write transaction: the next sequence number, the
+ * Steps 6 and 7 inside a write transaction: the tenant's next sequence
+ * number (or seq, when one was taken before: a hot code's), the
  * redemption under UNIQUE(code_id, account) and its code.redeemed event.
  * r->code (the code as shown) is the caller's; the rest is filled here.
  * DB_EUNIQUE when the account has a redemption of the code already (roll
  * back: the sequence number was taken).
  */
 int redeem_record(struct svc *, int64_t code_id, const struct campaign *k,
-    const char *account, int64_t now, struct redemption *r);
+    const char *account, int64_t now, int64_t seq, struct redemption *r);
 
 const char *reversal_policy_name(enum reversal_policy);
 int reversal_policy_parse(const char *, enum reversal_policy *);

@@ -62,6 +62,7 @@ enum stmt_id {
 	STMT_ACCOUNT_TAKE,
 	STMT_ACCOUNT_RETURN,
 	STMT_SEQ_NEXT,
+	STMT_SEQ_RESERVE,
 	/* outbox */
 	STMT_EVENT_INSERT,
 	/* abuse gate */

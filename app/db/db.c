@@ -158,6 +158,7 @@ db_open(const char *dsn, char *err, size_t errlen)
 		free(db);
 		return NULL;
 	}
+	db->rtt_us = (long)env_i64("REDEEM_DB_RTT_US", 0, 0, 1000000);
 	return db;
 }
 
@@ -217,11 +218,27 @@ db_reconnect(struct db *db)
 	return DB_OK;
 }
 
+/* The emulated round trip (rtt_us), in the caller's time: a lock taken
+ * before it is held through it, as over a real network. */
+static void
+db_rtt(const struct db *db)
+{
+	struct timespec ts;
+
+	if (db->rtt_us <= 0)
+		return;
+	ts.tv_sec = db->rtt_us / 1000000;
+	ts.tv_nsec = (db->rtt_us % 1000000) * 1000;
+	while (nanosleep(&ts, &ts) == -1)
+		;
+}
+
 int
 db_begin(struct db *db, enum db_tx kind)
 {
 	int rc;
 
+	db_rtt(db);
 	if (db->lost && (rc = db_reconnect(db)) != DB_OK)
 		return rc;
 	rc = db_note(db, db->drv->begin(db, kind));
@@ -233,7 +250,10 @@ db_begin(struct db *db, enum db_tx kind)
 int
 db_commit(struct db *db)
 {
-	int rc = db_note(db, db->drv->commit(db));
+	int rc;
+
+	db_rtt(db);
+	rc = db_note(db, db->drv->commit(db));
 
 	if (rc != DB_OK && !db->lost)
 		db->drv->rollback(db);
@@ -246,8 +266,10 @@ db_rollback(struct db *db)
 {
 	int rc = DB_OK;
 
-	if (db->in_tx && !db->lost)
+	if (db->in_tx && !db->lost) {
+		db_rtt(db);
 		rc = db_note(db, db->drv->rollback(db));
+	}
 	db->in_tx = 0;
 	return rc;
 }
@@ -418,6 +440,12 @@ db_retries(const struct db *db)
 	return db->retries;
 }
 
+struct db_block *
+db_block(struct db *db)
+{
+	return &db->block;
+}
+
 struct db_stmt *
 db_prepare(struct db *db, enum stmt_id id)
 {
@@ -483,6 +511,10 @@ db_step(struct db_stmt *st)
 		    stmt_catalog[st->id].name);
 		return DB_EFAIL;
 	}
+	if (!st->stepped) {
+		st->stepped = 1;
+		db_rtt(st->db);
+	}
 	return db_note(st->db, st->db->drv->step(st));
 }
 
@@ -508,6 +540,7 @@ void
 db_reset(struct db_stmt *st)
 {
 	st->failed = 0;
+	st->stepped = 0;
 	st->db->drv->reset(st);
 }
 
@@ -529,6 +562,7 @@ db_bindv(struct db_stmt *st, const char *fmt, va_list ap)
 	const int64_t *np;
 	int i;
 
+	st->stepped = 0;
 	for (i = 1; *fmt != '\0'; fmt++, i++) {
 		switch (*fmt) {
 		case 'i':

@@ -83,6 +83,15 @@ int db_batching(const struct db *);
 /* How many times db_transact retried since the connection opened. */
 int64_t db_retries(const struct db *);
 
+/* A block of a counter's numbers that this connection reserved (one
+ * committed UPDATE for many numbers) and hands out itself: key names
+ * the counter, next..end the numbers left. It lives as long as the
+ * connection, never in another database. */
+struct db_block {
+	int64_t key, next, end;
+};
+struct db_block *db_block(struct db *);
+
 struct db_stmt *db_prepare(struct db *, enum stmt_id);
 /* Parameters are numbered from 1; text is copied. */
 void db_bind_i64(struct db_stmt *, int, int64_t);

@@ -58,6 +58,11 @@ struct db {
 	int batch; /* in db_batch_begin: transactions are savepoints */
 	int lost;  /* DB_ELOST seen: reconnect before next begin */
 	int64_t retries;
+	/* REDEEM_DB_RTT_US: a network round trip emulated before each
+	 * statement, begin and commit (0: none), as from a host on another
+	 * machine than the database's; for benchmarks and fault runs. */
+	long rtt_us;
+	struct db_block block; /* db_block: the connection's reserved block */
 };
 
 struct db_stmt {
@@ -66,7 +71,8 @@ struct db_stmt {
 	void *h; /* the driver's statement */
 	int64_t changes;
 	int64_t last_id;
-	int failed; /* a bind failed: step returns DB_EFAIL */
+	int failed;  /* a bind failed: step returns DB_EFAIL */
+	int stepped; /* executed since the last reset (rtt_us) */
 };
 
 extern const struct db_driver db_driver_sqlite;

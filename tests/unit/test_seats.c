@@ -6,7 +6,9 @@
  * tests/run-all.sh), and test_seats_race below.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../app/core/codes.h"
 #include "../../app/core/holds.h"
@@ -192,6 +194,66 @@ START_TEST(test_seats_holds)
 }
 END_TEST
 
+/* A split code's numbers come from the connection's reserved block: in
+ * order, without the tenant's counter row in the claim; a one-row code's
+ * next number comes after the block. */
+START_TEST(test_seats_seq_block)
+{
+	struct redeem_result r;
+	char code[96], one[1][96], acct[64];
+	int64_t first = 0;
+	int i;
+
+	fx_campaign("tv", 0, 0, 0);
+	split_code(100, 4, code);
+	for (i = 0; i < 5; i++) {
+		snprintf(acct, sizeof(acct), "s%d@example.com", i);
+		ck_assert_int_eq(redeem_code(&fx.svc, code, acct, NULL, &r), 0);
+		ck_assert_int_eq(r.error, ERROR_NONE);
+		if (i == 0)
+			first = r.r.seq;
+		ck_assert_int_eq(r.r.seq, first + i);
+	}
+	fx_codes("tv", 1, 5, one);
+	ck_assert_int_eq(
+	    redeem_code(&fx.svc, one[0], "s0@example.com", NULL, &r), 0);
+	ck_assert_int_eq(r.error, ERROR_NONE);
+	ck_assert_int_ge(r.r.seq, first + 64);
+	/* A retry answers the number first given. */
+	ck_assert_int_eq(
+	    redeem_code(&fx.svc, code, "s2@example.com", NULL, &r), 0);
+	ck_assert_int_eq(r.already, 1);
+	ck_assert_int_eq(r.r.seq, first + 2);
+	fx_verify_clean();
+}
+END_TEST
+
+/* REDEEM_DB_RTT_US: every statement, begin and commit waits that long
+ * (bench's emulated network); 0 waits nothing. */
+START_TEST(test_seats_rtt)
+{
+	struct timespec a, b;
+	struct db_stmt *st;
+	struct db *db;
+	double ms;
+	int i;
+
+	setenv("REDEEM_DB_RTT_US", "20000", 1);
+	db = fx_connect();
+	unsetenv("REDEEM_DB_RTT_US");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(db_query(db, STMT_NOW, &st, ""), DB_ROW);
+		db_reset(st);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +
+	     (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	ck_assert_msg(ms >= 100, "5 statements in %.1f ms", ms);
+	db_close(db);
+}
+END_TEST
+
 START_TEST(test_seats_verify_catches)
 {
 	char code[96];
@@ -225,6 +287,8 @@ suite_seats(void)
 	tcase_add_test(tc, test_seats_revoked);
 	tcase_add_test(tc, test_seats_holds);
 	tcase_add_test(tc, test_seats_verify_catches);
+	tcase_add_test(tc, test_seats_seq_block);
+	tcase_add_test(tc, test_seats_rtt);
 	suite_add_tcase(s, tc);
 	return s;
 }
