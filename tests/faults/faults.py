@@ -219,21 +219,22 @@ class Client:
         return self.rng.choice(SETUP["ports"])
 
     def account(self):
-        if self.rng.random() < 0.4:
+        if self.rng.random() < (0.05 if self.mode == "race" else 0.4):
             return f"u{self.rng.randrange(SHARED_ACCOUNTS)}@faults.test"
         self.k += 1
         return f"c{self.n}-{self.k}@faults.test"
 
     def code(self):
         codes = SETUP["codes"]
-        if self.mode == "race":
-            big = [c for c in codes if c["max_uses"] >= 10]
+        w = int((time.time() - self.t0) // SETUP["window_seconds"])
+        if self.mode == "race":  # every client on the same few codes
+            big = [c for c in codes if c["max_uses"] >= 10 and
+                   c["window"] in (w, None)]
             return self.rng.choice(big)["text"]
         r = self.rng.random()
         if r < 0.1:
             return self.rng.choice(
                 [c for c in codes if c["campaign"] == "budget"])["text"]
-        w = int((time.time() - self.t0) // SETUP["window_seconds"])
         if r < 0.8:
             cur = [c for c in codes if c.get("window") == w]
             if cur:

@@ -169,7 +169,7 @@ join() {
 	local IFS=,
 	echo "$*"
 }
-python3 -u tests/faults/faults.py --out "$out" --engine "$engine" \
+PYTHONDONTWRITEBYTECODE=1 python3 -u tests/faults/faults.py --out "$out" --engine "$engine" \
 	--dsn "$db" --bin "$bin" --ports "$(join "${ports[@]}")" \
 	--var "$(join "${vars[@]}")" --serve-pids "$(join "${serve_pids[@]}")" \
 	--mariadb-dir "$mdir" --seconds "$seconds" --seed "$seed" \
@@ -186,7 +186,7 @@ echo "== load and faults done in $(($(date +%s) - t0)) s; checking"
 
 check=tests/faults/check.py
 [ -f "$check" ] || check=tests/faults/check_standin.py
-python3 -u "$check" --out "$out" --redeemctl "$bin/redeemctl" 2>&1 | tee "$out/check.out"
+PYTHONDONTWRITEBYTECODE=1 python3 -u "$check" --out "$out" --redeemctl "$bin/redeemctl" 2>&1 | tee "$out/check.out"
 crc=${PIPESTATUS[0]}
 if [ $expect_fail = 1 ]; then
 	if [ "$crc" -eq 0 ]; then
