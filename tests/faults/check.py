@@ -19,6 +19,8 @@ Where a checker orders database times it says how it treats equal seconds.
 import argparse
 import calendar
 import glob
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -905,47 +907,43 @@ def check_all_or_nothing(ctx):
 # --- 6. every leaked seat back ---------------------------------------------
 
 def fault_windows(ctx):
-    """(start, end, extra) of the faults that stop the sweeper or the
-    database; extra: how long after the heal a job may still wait (a killed
-    sweeper's lease runs out first)."""
+    """(start, end, extra) of the faults that hold up the sweeper or the
+    database; extra: how long after the heal a job may still wait.
+
+    faults.py writes {"fault", "start", "heal", "blocks": [...]}: a fault
+    excuses lateness when it blocks "sweeper" or "database". A killed
+    sweeper's lease row stays taken until it runs out (setup's
+    sweep.lease, default 60 s), so a sweeper kill adds the lease. Lines of
+    another form are read by their words (sweep, database names)."""
     run = ctx.run
-    lease = run.setup.get("sweep_lease", 60)
-    end_default = run.setup.get("end") or run.setup.get("end_at") or ctx.now
+    sweep = run.setup.get("sweep") if isinstance(run.setup.get("sweep"),
+                                                 dict) else {}
+    lease = sweep.get("lease") or run.setup.get("sweep_lease") or 60
+    end_default = run.setup.get("end") or ctx.now
+    with_blocks = any("blocks" in f for f in run.faults)
     out = []
-    open_ = {}
     for f in run.faults:
-        text = json.dumps(f).lower()
-        sweeper = "sweep" in text
-        dbish = any(w in text for w in ("mariadb", "mysql", "database",
-                                        "\"db\"", "sqlite", "disk"))
-        if not (sweeper or dbish):
+        name = str(f.get("fault") or f.get("kind") or f.get("name") or "")
+        if with_blocks:
+            blocks = f.get("blocks") or []
+            if "sweeper" not in blocks and "database" not in blocks:
+                continue
+        else:
+            text = json.dumps(f).lower()
+            if not any(w in text for w in ("sweep", "mariadb", "mysql",
+                                           "database", "\"db", "sqlite")):
+                continue
+        extra = lease if "sweep" in name and "kill" in name else 0
+        start = next((f[k] for k in ("start", "started_at", "t0", "at")
+                      if isinstance(f.get(k), (int, float))), None)
+        end = next((f[k] for k in ("heal", "end", "healed_at", "ended_at",
+                                   "t1") if isinstance(f.get(k),
+                                                       (int, float))), None)
+        if start is None:
             continue
-        extra = lease if sweeper else 0
-        start = next((f[k] for k in ("start", "started_at", "t0", "begin",
-                                     "from", "at") if isinstance(
-            f.get(k), (int, float))), None)
-        end = next((f[k] for k in ("end", "ended_at", "healed_at", "heal",
-                                   "t1", "until", "to") if isinstance(
-            f.get(k), (int, float))), None)
-        if end is None and isinstance(f.get("duration"), (int, float)) \
-                and start is not None:
-            end = start + f["duration"]
-        action = str(f.get("action") or f.get("phase") or
-                     f.get("t") or "").lower()
-        name = f.get("name") or f.get("kind") or f.get("fault") or text
-        if start is not None and end is None and action in (
-                "heal", "healed", "end", "stop", "undo"):
-            if name in open_:
-                s0, ex = open_.pop(name)
-                out.append((s0, start, ex))
-            continue
-        if start is not None and end is None:
-            open_[name] = (start, extra)
-            continue
-        if start is not None:
-            out.append((start, end, extra))
-    for s0, ex in open_.values():
-        out.append((s0, end_default, ex))
+        if end is None:
+            end = end_default
+        out.append((start, end, extra))
     return sorted(out)
 
 
@@ -1161,6 +1159,25 @@ def check_webhooks(ctx):
     r.count("received", sum(len(v) for v in received.values()))
     r.count("duplicates received",
             sum(len(v) - 1 for v in received.values()))
+    secret = ctx.run.setup.get("webhook_secret")
+    if secret is None and ours:
+        secret = ctx.q("SELECT secret FROM webhook_endpoints WHERE id = "
+                       f"{int(ours[0]['id'])}")[0]["secret"]
+    bad_sig = 0
+    for w in ctx.run.webhooks:
+        raw = w.get("body")
+        hdrs = {str(k).lower(): v for k, v in (w.get("headers") or {}).items()}
+        sig = hdrs.get("redeem-signature")
+        if secret is None or not isinstance(raw, str) or sig is None:
+            continue
+        parts = dict(p.split("=", 1) for p in sig.split(",") if "=" in p)
+        mac = hmac.new(secret.encode(), f"{parts.get('t')}.{raw}".encode(),
+                       hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(mac, parts.get("v1", "")):
+            bad_sig += 1
+            if bad_sig <= SHOW:
+                b = receipt_body(w) or {}
+                r.fail("bad Redeem-Signature", f"{b.get('id')}")
     by_text = {e["event_id"]: e for e in events}
     for eid, bodies in received.items():
         if len({json.dumps(b, sort_keys=True) for b in bodies}) > 1:

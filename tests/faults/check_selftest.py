@@ -333,7 +333,27 @@ def v_swept_late_excused(w):
     # must PASS.
     w.x("UPDATE permits SET ended_at = ? WHERE id = 2", w_t(160))
     w.faults.append({"fault": "sweeper_stop", "start": w_t(118),
-                     "end": w_t(150)})
+                     "heal": w_t(155), "blocks": ["sweeper"], "pid": 1})
+    w.faults.append({"fault": "worker_kill", "start": w_t(119),
+                     "heal": w_t(119.5), "pid": 2})
+
+
+def v_swept_late_other_fault(w):
+    # A fault that blocks neither the sweeper nor the database excuses
+    # nothing.
+    w.x("UPDATE permits SET ended_at = ? WHERE id = 2", w_t(160))
+    w.faults.append({"fault": "sweeper_stop", "start": w_t(10),
+                     "heal": w_t(12), "blocks": ["sweeper"]})
+    w.faults.append({"fault": "receiver_down", "start": w_t(118),
+                     "heal": w_t(155)})
+
+
+def v_swept_late_after_kill(w):
+    # A killed sweeper's lease (60 s here) runs out before another
+    # sweeper takes the job: PASS.
+    w.x("UPDATE permits SET ended_at = ? WHERE id = 2", w_t(185))
+    w.faults.append({"fault": "sweeper_kill", "start": w_t(118),
+                     "heal": w_t(121), "blocks": ["sweeper"]})
 
 
 def v_lost_redemption(w):
@@ -432,6 +452,10 @@ CASES = [
     ("leaks: swept late", {6}, v_swept_late),
     ("leaks: swept late while the sweeper was stopped", set(),
      v_swept_late_excused),
+    ("leaks: swept late, the faults then blocked no sweeper", {6},
+     v_swept_late_other_fault),
+    ("leaks: swept late after a sweeper kill (its lease)", set(),
+     v_swept_late_after_kill),
     ("durability: an acknowledged redemption missing", {7, 10},
      v_lost_redemption),
     ("durability: an answer differs from the DB", {7}, v_redemption_differs),
