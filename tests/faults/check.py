@@ -28,6 +28,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 import urllib.parse
 from collections import defaultdict
 
@@ -139,7 +140,7 @@ INT_COLS = {"uses", "max_uses", "count", "capacity", "fencing_token", "fence",
             "in_use", "in_use_after", "capacity_at", "attempts", "shard",
             "shards", "seq", "n", "value", "enabled", "last_status",
             "to_capacity", "from_capacity", "now", "total", "budget",
-            "redeemed"}
+            "redeemed", "at"}
 
 
 def _is_int_col(name):
@@ -1173,6 +1174,7 @@ def check_webhooks(ctx):
         parts = dict(p.split("=", 1) for p in sig.split(",") if "=" in p)
         mac = hmac.new(secret.encode(), f"{parts.get('t')}.{raw}".encode(),
                        hashlib.sha256).hexdigest()
+        r.count("signatures checked")
         if not hmac.compare_digest(mac, parts.get("v1", "")):
             bad_sig += 1
             if bad_sig <= SHOW:
@@ -1349,10 +1351,11 @@ def main(argv=None):
         t0 = time.time()
         try:
             res = fn(ctx)
-        except (RuntimeError, KeyError, TypeError, ValueError,
-                sqlite3.Error, subprocess.SubprocessError) as e:
+        except Exception as e:  # one checker's bug must not hide the rest
             res = Result(f"{n} {fn.__name__}")
-            res.fail("checker crashed", f"{type(e).__name__}: {e}")
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            res.fail("checker crashed", f"{type(e).__name__}: {e} (line "
+                     f"{where.lineno}, {where.name})")
         res.report()
         if time.time() - t0 > 10:
             print(f"     ({time.time() - t0:.1f} s)")

@@ -7,6 +7,8 @@ violation must fail the checker it targets.
 Usage: python3 tests/faults/check_selftest.py   (exit 0: all as expected)
 """
 import glob
+import hashlib
+import hmac
 import io
 import json
 import os
@@ -96,11 +98,13 @@ class World:
               "endpoint_id, state, attempts, next_attempt_at, created_at, "
               "delivered_at) VALUES (1, ?, 1, 'delivered', 1, ?, ?, ?)",
               rid, at, at, at + 1)
-            self.hooks.append({"at": at + 1.0, "headers": {},
-                               "body": json.dumps({
-                                   "id": eid, "type": "code.redeemed",
-                                   "created_at": rfc(at),
-                                   "data": {"redemption": red}})})
+            body = json.dumps({"id": eid, "type": "code.redeemed",
+                               "created_at": rfc(at),
+                               "data": {"redemption": red}})
+            mac = hmac.new(b"s", f"{at + 1}.{body}".encode(),
+                           hashlib.sha256).hexdigest()
+            self.hooks.append({"at": at + 1.0, "body": body, "headers": {
+                "Redeem-Signature": f"t={at + 1},v1={mac}"}})
         x("UPDATE counters SET value = 3")
         x("INSERT INTO webhook_endpoints (id, tenant_id, url, secret, "
           "created_at) VALUES (1, 1, ?, 's', ?)", URL, T0)
@@ -371,6 +375,7 @@ def v_redemption_differs(w):
         if b["id"] == "evt_0003":
             b["data"]["redemption"]["account"] = "other@e.com"
             h["body"] = json.dumps(b)
+            h["headers"] = {}  # unsigned: only the content is at stake
 
 
 def v_two_events(w):
@@ -391,6 +396,12 @@ def v_received_different(w):
     b = json.loads(w.hooks[0]["body"])
     b["data"]["redemption"]["seq"] = 42
     w.hooks.append({"headers": {}, "body": json.dumps(b)})
+
+
+def v_bad_signature(w):
+    h = dict(w.hooks[1])
+    h["headers"] = {"Redeem-Signature": "t=1,v1=00"}
+    w.hooks.append(h)
 
 
 def v_pending_overdue(w):
@@ -463,6 +474,7 @@ CASES = [
     ("webhooks: delivered, never received", {8}, v_not_received),
     ("webhooks: one id, different content", {8}, v_received_different),
     ("webhooks: pending and overdue", {8}, v_pending_overdue),
+    ("webhooks: a receipt with a bad signature", {8}, v_bad_signature),
     ("webhooks: a duplicate receipt is fine", set(), v_duplicate_receipt),
     ("verify: redeemctl verify fails", {9}, v_verify),
     ("conservation: uses off by one", {10}, v_uses),
