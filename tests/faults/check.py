@@ -470,7 +470,7 @@ def max_overlap(intervals, cap_at):
 
 
 def check_capacity(ctx):
-    r = Result("1 capacity never exceeded (DB timestamps)")
+    r = Result("1 capacity never exceeded (DB timestamps; history)")
     items = defaultdict(list)
     permits = {p["id"]: p for p in ctx.permits()}
     for it in ctx.permit_items():
@@ -549,7 +549,106 @@ def check_capacity(ctx):
             r.fail("code over max_uses",
                    f"{c['code']} at {t}: {cur} seats > max_uses {cap}; "
                    f"{live}")
+    check_capacity_history(ctx, r)
     return r
+
+
+def surely_held(first_ok, first_end_invoke, expires_at):
+    """The interval in which a lease was held for certain, in the clients'
+    float seconds: from its first ok answer that says it is live (granted
+    before that answer was read) to the first invoke that may have ended
+    it (release, confirm) or its stored expires_at (a whole second E
+    lapses at the first real time >= E, by the same host clock; heartbeats
+    only ever move it later, each while the lease was live)."""
+    if first_ok is None:
+        return None
+    ends = [t for t in (first_end_invoke, expires_at) if t is not None]
+    end = min(ends) if ends else None
+    if end is not None and end <= first_ok:
+        return None
+    return first_ok, end
+
+
+def check_capacity_history(ctx, r):
+    """Capacity from the clients' side, at sub-second resolution: the
+    leases and redemptions held for certain at one instant (see
+    surely_held) never exceed the capacity or max_uses. Independent of
+    the database's whole-second times; unknown outcomes count for
+    nothing, so it never raises a false alarm, and it sees what the
+    second-resolution sweep cannot (an end and a start in one second)."""
+    permits = {p["external_id"]: p for p in ctx.permits()}
+    first_ok, first_end, sems = {}, {}, {}
+    for o in ctx.ops(*PERMIT_OPS):
+        x = o.xid()
+        if x is None:
+            continue
+        if o.op == "permit_release" and o.inv is not None:
+            first_end[x] = min(first_end.get(x, o.inv), o.inv)
+        if o.ok and isinstance(o.res.get("permit"), dict) and \
+                o.res["permit"].get("state") == "acquired" and \
+                o.done is not None:
+            first_ok[x] = min(first_ok.get(x, o.done), o.done)
+            sems.setdefault(x, o.res["permit"].get("semaphores") or [])
+    caps = {s["name"]: s["capacity"] for s in ctx.semaphores()}
+    ivs = defaultdict(list)
+    for x, t in first_ok.items():
+        p = permits.get(x)
+        iv = surely_held(t, first_end.get(x),
+                         p["expires_at"] if p else None)
+        if iv is None:
+            continue
+        for s in sems[x]:
+            ivs[s.get("name")].append((iv[0], iv[1], s.get("count") or 1, x))
+    for name, iv in ivs.items():
+        r.count("permits surely held (history)", len(iv))
+        peak, bad = max_overlap(iv, lambda t, c=caps.get(name): c)
+        for t, cur, cap, live in bad:
+            r.fail("semaphore over capacity (history)",
+                   f"{name} at {t:.3f}: {cur} surely held > capacity {cap}; "
+                   f"{live}")
+    # Codes: holds until their release or confirm is asked, redemptions
+    # from their first ok answer on (until a reversal that returned it).
+    holds = {h["external_id"]: h for h in ctx.holds()}
+    first_ok, first_end, code_of = {}, {}, {}
+    for o in ctx.ops(*HOLD_OPS):
+        x = o.xid()
+        if x is None:
+            continue
+        if o.op in ("hold_release", "hold_confirm") and o.inv is not None:
+            first_end[x] = min(first_end.get(x, o.inv), o.inv)
+        if o.op == "hold" and o.ok and isinstance(o.res.get("hold"), dict) \
+                and o.res["hold"].get("state") == "held" and \
+                o.done is not None:
+            first_ok[x] = min(first_ok.get(x, o.done), o.done)
+            code_of.setdefault(x, norm_code(o.res["hold"].get("code")))
+    ivs = defaultdict(list)
+    for x, t in first_ok.items():
+        h = holds.get(x)
+        iv = surely_held(t, first_end.get(x), h["expires_at"] if h else None)
+        if iv is not None:
+            ivs[code_of[x]].append((iv[0], iv[1], 1, x))
+    reds = {x["id"]: x for x in ctx.redemptions()}
+    seen = {}
+    for o in ctx.ops(*REDEEM_OPS):
+        if o.ok and isinstance(o.res.get("redemption"), dict) and \
+                o.done is not None:
+            rid = o.res["redemption"].get("id")
+            if rid not in seen or o.done < seen[rid][0]:
+                seen[rid] = (o.done, norm_code(o.res["redemption"].get(
+                    "code")))
+    for rid, (t, code) in seen.items():
+        d = reds.get(rid)
+        end = d["reversed_at"] if d and d["reversal_policy"] == \
+            "return_seat" else None
+        if end is None or end > t:
+            ivs[code].append((t, end, 1, f"r{rid}"))
+    max_uses = {c["code"]: c["max_uses"] for c in ctx.codes()}
+    for code, iv in ivs.items():
+        _, bad = max_overlap(iv, lambda t, m=max_uses.get(code): m)
+        for t, cur, cap, live in bad:
+            r.fail("code over max_uses (history)",
+                   f"{code} at {t:.3f}: {cur} seats surely held > "
+                   f"max_uses {cap}; {live}")
 
 
 # --- 2. fencing tokens in grant order --------------------------------------

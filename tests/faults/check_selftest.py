@@ -242,6 +242,15 @@ def v_capacity_same_second_start_first(w):
     w.x("UPDATE semaphores SET fence = 3 WHERE name = 'b'")
 
 
+def v_capacity_history_only(w):
+    # p6 starts on b in the second p3 gave it back (the DB's times show
+    # no overlap), but its ok answer came before p3's release was even
+    # asked: only the history can tell.
+    w.permit(6, "p6", [("b", 1, 3)], w_t(130), w_t(190), "released",
+             w_t(140), w_t(129.0), w_t(129.5), w_t(139.9), w_t(140.2))
+    w.x("UPDATE semaphores SET fence = 3 WHERE name = 'b'")
+
+
 def v_code_over(w):
     # A second live hold on BBBB (max_uses 1) while r2 holds the seat.
     w.x("INSERT INTO holds (id, tenant_id, external_id, code_id, "
@@ -447,6 +456,8 @@ CASES = [
     ("capacity: two permits on b (capacity 1) at once", {1}, v_capacity),
     ("capacity: end and start in one second (ends first)", set(),
      v_capacity_same_second_start_first),
+    ("capacity: over capacity within one second (history only)", {1},
+     v_capacity_history_only),
     ("capacity: a hold beside the redemption on a 1-use code", {1},
      v_code_over),
     ("fencing: a token given twice", {2}, v_token_repeat),
