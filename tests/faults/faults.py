@@ -884,7 +884,7 @@ def setup():
         codes.append({"text": text, "code": text, "max_uses": 20,
                       "campaign": "budget", "window": None})
     pool = ctl("codes", "generate", "--campaign", "pool", "--count",
-               str(60 + A.seconds // 3), "--max-uses", "1").split()
+               str(60 + 2 * A.seconds), "--max-uses", "1").split()
     SETUP["codes"] = codes
     SETUP["campaigns"] = [{"name": "hot", "kind": "shared", "budget": None},
                           {"name": "budget", "kind": "shared",
@@ -973,6 +973,41 @@ def main():
         "mariadb_dir": A.mariadb_dir or None,
     })
     svc = Service()
+    nem = None
+
+    def on_signal(sig, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        nem = run(svc)
+    except BaseException as e:
+        # Interrupted or broken: nothing of ours may outlive us (the
+        # clients would go on until the deadline, the receiver and the
+        # sweeper for ever).
+        log("stopping early: killing clients, receiver and sweeper")
+        if nem is None:
+            nem = RUNNING[0] if RUNNING else None
+        if nem is not None:
+            nem.end = 0  # no more respawns
+            for pid in list(nem.clients):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
+        for pid in list(svc.stopped):
+            svc.cont(pid)
+        svc.stop_sweeper(signal.SIGKILL)
+        svc.stop_receiver()
+        if isinstance(e, KeyboardInterrupt):
+            sys.exit(130)
+        raise
+
+
+RUNNING = []
+
+
+def run(svc):
     if A.engine == "mariadb":
         pid = svc.mariadb_pid()
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -996,23 +1031,23 @@ def main():
     for n in range(A.clients):
         clients[spawn_client(n, end, seats, A.mode)] = n
     nem = Nemesis(svc, clients, end, seats, A.mode)
-    try:
-        nem.run()
-    finally:
-        svc.heal()
-        # Clients stop by themselves at the deadline (after their
-        # current call, at most HTTP_TIMEOUT or CTL_TIMEOUT later).
-        t = time.time()
-        while nem.clients and time.time() < t + CTL_TIMEOUT + 10:
-            nem.reap()
-            time.sleep(0.1)
-        for pid in list(nem.clients):
-            log(f"client pid {pid} still running; killed")
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        SETUP["load_end"] = SETUP["end"] = time.time()
-        SETUP["clients_total"] = nem.next_client
-        write_setup()
+    RUNNING.append(nem)
+    nem.run()  # an interruption goes to main's clean-up
+    svc.heal()
+    # Clients stop by themselves at the deadline (after their current
+    # call, at most HTTP_TIMEOUT or CTL_TIMEOUT later).
+    t = time.time()
+    while nem.clients and time.time() < t + CTL_TIMEOUT + 10:
+        nem.reap()
+        time.sleep(0.1)
+    for pid in list(nem.clients):
+        log(f"client pid {pid} still running; killed")
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        del nem.clients[pid]
+    SETUP["load_end"] = SETUP["end"] = time.time()
+    SETUP["clients_total"] = nem.next_client
+    write_setup()
     svc.heal()
     settle(svc)
     SETUP["settled"] = time.time()
@@ -1026,6 +1061,7 @@ def main():
     with open(os.path.join(A.out, "faults.jsonl")) as f:
         nf = sum(1 for _ in f)
     log(f"{ops} operations by {nem.next_client} clients, {nf} faults")
+    return nem
 
 
 if __name__ == "__main__":

@@ -85,7 +85,11 @@ serve_pids=()
 cleanup() {
 	local p i
 	trap - EXIT INT TERM
-	[ -n "${faults_pid:-}" ] && kill -TERM "$faults_pid" 2>/dev/null
+	if [ -n "${faults_pid:-}" ]; then
+		# It kills its clients, receiver and sweeper first.
+		kill -TERM "$faults_pid" 2>/dev/null
+		wait "$faults_pid" 2>/dev/null
+	fi
 	for p in "${serve_pids[@]}"; do
 		# SIGCONT first: a worker the nemesis stopped must see SIGTERM.
 		pkill -CONT -s "$p" 2>/dev/null
