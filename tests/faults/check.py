@@ -11,6 +11,32 @@ socket). Prints one PASS, FAIL or WARN line per checker (with the first few
 offenders on failure), a summary, and exits 1 when any checker failed.
 Standard library only.
 
+The checkers (one function each, check_*):
+ 1  capacity: per semaphore, the permits' [created_at, ended_at) intervals
+    never sum past the capacity in effect; per code, live holds plus
+    seat-holding redemptions never pass max_uses; the same again from the
+    history at sub-second resolution (what was held for certain).
+ 2  fencing: tokens unique per semaphore / per code, within the counter,
+    grant times never going back in token order; and no grant asked after
+    another's ok answer has a smaller token.
+ 3  one external_id, one permit (hold): every ok answer agrees and matches
+    the DB's row; no acknowledged one missing; one row per tenant and id.
+ 4  one-way states: no live answer after an ended one, every ended answer
+    agrees, the DB's final state is what the answers said; an ok confirm
+    is the hold's redemption.
+ 5  all or nothing: DB items = the semaphores asked; ok answers list all.
+ 6  leaks: nothing live past its TTL; each expiry swept within the
+    release_leaked interval + slack (+ faults that blocked the sweeper or
+    the database, + the lease after a sweeper kill).
+ 7  acknowledged redemptions: present with the same values; one id per
+    (code, account); never answered fresh twice.
+ 8  webhooks: one code.redeemed event per redemption; deliveries settled;
+    delivered ones received, with the outbox's content and a valid
+    signature; duplicates counted.
+ 9  redeemctl verify exits 0.
+10  conservation: uses (+ code_shards) = seat-holding redemptions + live
+    holds, within max_uses; fresh ok answers <= DB redemptions per code.
+
 Times. The database stores every time as whole Unix seconds by its own
 clock (SQLite: the host's time(); MariaDB: the statement's start time).
 The history's times are the clients' float time.time() on the same host.
