@@ -20,6 +20,7 @@ from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, HERE)
 import check  # noqa: E402
 
