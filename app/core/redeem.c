@@ -10,6 +10,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef REDEEM_PLANTED_BUG
+#include <unistd.h>
+#endif
 
 #include <jansson.h>
 
@@ -524,6 +527,7 @@ claim(struct svc *s, struct claim *c, enum stmt_id twin, int64_t key,
 			    c->code_id) == DB_ROW) {
 		c->planted_uses = db_col_i64(st, 0);
 		db_reset(st);
+		usleep(2000); /* a window wide enough for a racer to commit */
 	}
 #endif
 	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, c);
