@@ -128,6 +128,24 @@ step "nginx + workers end to end, SQLite" tests/e2e/run.sh build sqlite
 bg_wait
 step "nginx + workers end to end, MariaDB" tests/e2e/run.sh build "$dsn"
 step "nginx + workers under ASan/UBSan, SQLite" tests/e2e/run.sh build/asan sqlite
+# The fault-injection suite, short (make faults runs it for 10 minutes
+# an engine): seeded load with faults on SQLite, then on MariaDB (a
+# private durable server of its own, killed and restarted during the
+# run), then the negative control, a PLANTED_BUG build the checker must
+# fail. Its outputs go to /tmp, kept when a run fails.
+faults_short() {
+	local rc=0
+	make -s --no-print-directory -j2 BUILD=build/planted PLANTED_BUG=1 \
+		build/planted/redeemctl build/planted/redeem-fcgi \
+		build/planted/redeem-sweep || return 1
+	TMPDIR=/tmp FAULTS_SECONDS=45 tests/faults/run.sh sqlite build || rc=1
+	TMPDIR=/tmp FAULTS_SECONDS=60 tests/faults/run.sh mariadb build || rc=1
+	TMPDIR=/tmp FAULTS_SECONDS=30 tests/faults/run.sh --expect-fail sqlite \
+		build/planted || rc=1
+	return $rc
+}
+step "fault injection, short (SQLite, MariaDB, negative control)" \
+	faults_short
 step "format-check" make -s format-check
 
 echo

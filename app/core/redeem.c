@@ -10,6 +10,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef REDEEM_PLANTED_BUG
+#include <unistd.h>
+#endif
 
 #include <jansson.h>
 
@@ -68,6 +71,9 @@ struct claim {
 	int64_t now;   /* the database clock at the lookup */
 	enum redeem_claim out;
 	struct redemption *r; /* filled on REDEEM_CLAIM_OK */
+#ifdef REDEEM_PLANTED_BUG
+	int64_t planted_uses; /* read before the claim's transaction */
+#endif
 };
 
 static const char *const policy_names[REVERSAL__MAX] = {
@@ -449,6 +455,15 @@ claim_tx(struct db *db, void *arg)
 			if (rc != DB_ROW)
 				return rc;
 		}
+#ifdef REDEEM_PLANTED_BUG
+		/* The negative control's bug (make PLANTED_BUG=1): a
+		 * read-then-write claim, two racers both win. */
+		if (!c->pool && c->shards == 0)
+			rc = db_exec(db, STMT_PLANTED_CODE_WRITE, &n, "iii",
+			    c->planted_uses + 1, c->planted_uses + 1,
+			    c->code_id);
+		else
+#endif
 		if (c->shards > 0) {
 			int taken;
 
@@ -577,8 +592,19 @@ static int
 claim(struct svc *s, struct claim *c, enum stmt_id twin, int64_t key,
     struct redeem_result *res)
 {
-	int rc = db_transact(s->db, DB_TX_WRITE, claim_tx, c);
+	int rc;
 
+#ifdef REDEEM_PLANTED_BUG
+	struct db_stmt *st;
+
+	if (!c->pool && db_query(s->db, STMT_PLANTED_CODE_USES, &st, "i",
+			    c->code_id) == DB_ROW) {
+		c->planted_uses = db_col_i64(st, 0);
+		db_reset(st);
+		usleep(2000); /* a window wide enough for a racer to commit */
+	}
+#endif
+	rc = db_transact(s->db, DB_TX_WRITE, claim_tx, c);
 	if (rc < 0)
 		return unavailable(res);
 	if (c->out == REDEEM_CLAIM_OK)

@@ -1231,5 +1231,15 @@ const struct stmt_def stmt_catalog[STMT__MAX] = {
 	    "INSERT INTO redemptions (tenant_id, code_id, campaign_id, "
 	    "account, seq, redeemed_at) VALUES (?, ?, ?, ?, ?, "
 	    "UNIX_TIMESTAMP())"},
+#ifdef REDEEM_PLANTED_BUG
+	/* A lost update on purpose, for tests/faults' negative control:
+	 * uses read outside the claim, written back as read + 1 with no
+	 * "uses < max_uses" (uses + 1, uses + 1, id). */
+	S(STMT_PLANTED_CODE_USES) "SELECT uses FROM codes WHERE id = ?"},
+	S(STMT_PLANTED_CODE_WRITE)
+	    "UPDATE codes SET state = CASE WHEN ? >= max_uses THEN "
+	    "(CASE WHEN max_uses = 1 THEN 'redeemed' ELSE 'exhausted' END) "
+	    "ELSE state END, uses = ? WHERE id = ?"},
+#endif
 };
 // clang-format on

@@ -224,6 +224,11 @@ enum stmt_id {
 	/* the raw transaction the benchmark compares against */
 	STMT_BENCH_RAW_CLAIM,
 	STMT_BENCH_RAW_INSERT,
+#ifdef REDEEM_PLANTED_BUG
+	/* the fault suite's negative control (make PLANTED_BUG=1 only) */
+	STMT_PLANTED_CODE_USES,
+	STMT_PLANTED_CODE_WRITE,
+#endif
 	STMT__MAX
 };
 
