@@ -104,14 +104,14 @@ bg_wait() {
 # RACE_ROUNDS scales every race scenario's rounds (fr_rounds: 100 is each
 # scenario's default, 100 redemption races and 10-20 hold and permit
 # races; make unit runs them all). Here SQLite runs half of them,
-# MariaDB, whose rounds are the slowest, 30%; the sanitizer runs, there
+# MariaDB, whose rounds are the slowest, 20%; the sanitizer runs, there
 # for memory errors, a few, and leaks are looked for on SQLite (at every
 # test's exit: 70 ms each), the same code but the driver: make test must
 # stay well inside CI's time limit.
 step "unit and race tests, SQLite" \
 	env TMPDIR="$scratch" REDEEM_TEST_DB=sqlite RACE_ROUNDS=50 build/unit-tests
 step "unit and race tests, MariaDB" \
-	env TMPDIR="$scratch" REDEEM_TEST_DB="$dsn" RACE_ROUNDS=30 build/unit-tests
+	env TMPDIR="$scratch" REDEEM_TEST_DB="$dsn" RACE_ROUNDS=20 build/unit-tests
 step "unit tests under ASan/UBSan, SQLite" \
 	env TMPDIR="$scratch" REDEEM_TEST_DB=sqlite RACE_ROUNDS=5 \
 	build/asan/unit-tests
@@ -138,8 +138,8 @@ faults_short() {
 	make -s --no-print-directory -j2 BUILD=build/planted PLANTED_BUG=1 \
 		build/planted/redeemctl build/planted/redeem-fcgi \
 		build/planted/redeem-sweep || return 1
-	TMPDIR=/tmp FAULTS_SECONDS=45 tests/faults/run.sh sqlite build || rc=1
-	TMPDIR=/tmp FAULTS_SECONDS=60 tests/faults/run.sh mariadb build || rc=1
+	TMPDIR=/tmp FAULTS_SECONDS=30 tests/faults/run.sh sqlite build || rc=1
+	TMPDIR=/tmp FAULTS_SECONDS=40 tests/faults/run.sh mariadb build || rc=1
 	TMPDIR=/tmp FAULTS_SECONDS=30 tests/faults/run.sh --expect-fail sqlite \
 		build/planted || rc=1
 	return $rc

@@ -433,6 +433,26 @@ redeem_give_seat(struct svc *s, const struct campaign *k, int64_t code_id,
 	return DB_OK;
 }
 
+/* Step 5's seat: the code's row, or a split code's counter rows. */
+static int
+claim_seat(struct db *db, const struct claim *c, int64_t *n)
+{
+	int taken, rc;
+
+#ifdef REDEEM_PLANTED_BUG
+	/* The negative control's bug (make PLANTED_BUG=1): a read-then-write
+	 * claim, two racers both win. */
+	if (!c->pool && c->shards == 0)
+		return db_exec(db, STMT_PLANTED_CODE_WRITE, n, "iii",
+		    c->planted_uses + 1, c->planted_uses + 1, c->code_id);
+#endif
+	if (c->shards == 0)
+		return db_exec(db, STMT_CODE_CLAIM, n, "i", c->code_id);
+	rc = seats_take(db, c->code_id, c->max_uses, c->shards, &taken);
+	*n = taken;
+	return rc;
+}
+
 /* Steps 5, 6 and 7: one transaction. */
 static int
 claim_tx(struct db *db, void *arg)
@@ -455,23 +475,7 @@ claim_tx(struct db *db, void *arg)
 			if (rc != DB_ROW)
 				return rc;
 		}
-#ifdef REDEEM_PLANTED_BUG
-		/* The negative control's bug (make PLANTED_BUG=1): a
-		 * read-then-write claim, two racers both win. */
-		if (!c->pool && c->shards == 0)
-			rc = db_exec(db, STMT_PLANTED_CODE_WRITE, &n, "iii",
-			    c->planted_uses + 1, c->planted_uses + 1,
-			    c->code_id);
-		else
-#endif
-		if (c->shards > 0) {
-			int taken;
-
-			rc = seats_take(
-			    db, c->code_id, c->max_uses, c->shards, &taken);
-			n = taken;
-		} else
-			rc = db_exec(db, STMT_CODE_CLAIM, &n, "i", c->code_id);
+		rc = claim_seat(db, c, &n);
 		if (rc != DB_OK)
 			return rc;
 		if (n == 1) {
