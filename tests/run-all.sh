@@ -135,6 +135,12 @@ step "nginx + workers under ASan/UBSan, SQLite" tests/e2e/run.sh build/asan sqli
 # fail. Its outputs go to /tmp, kept when a run fails.
 faults_short() {
 	local rc=0
+	# The checkers first, on synthetic runs: each must fail on its
+	# planted violation.
+	PYTHONDONTWRITEBYTECODE=1 python3 tests/faults/check_selftest.py \
+		>"$work/check-selftest.out" 2>&1 ||
+		{ cat "$work/check-selftest.out"; return 1; }
+	tail -1 "$work/check-selftest.out"
 	make -s --no-print-directory -j2 BUILD=build/planted PLANTED_BUG=1 \
 		build/planted/redeemctl build/planted/redeem-fcgi \
 		build/planted/redeem-sweep || return 1

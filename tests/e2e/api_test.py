@@ -983,20 +983,6 @@ def t_security_headers():
 
 # ------------------------------------------------------- worker recovery
 
-def proc_info(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            st = f.read()
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return None
-    comm = st[st.index("(") + 1:st.rindex(")")]
-    rest = st[st.rindex(")") + 2:].split()
-    return {"pid": pid, "comm": comm, "state": rest[0], "ppid": int(rest[1]),
-            "sid": int(rest[3]), "cmd": cmd}
-
-
 def run_workers():
     """The redeem-fcgi processes of this run (in serve.sh's session or
     naming its state directory), zombies excluded."""
@@ -1006,7 +992,7 @@ def run_workers():
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
-        p = proc_info(int(d))
+        p = L.proc_info(int(d))
         if not p or p["state"] == "Z" or "redeem-fcgi" not in (p["comm"] + p["cmd"]):
             continue
         if (sid and p["sid"] == sid) or (var and var in p["cmd"]):

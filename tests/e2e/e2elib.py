@@ -591,3 +591,19 @@ def wait_until(fn, timeout=10.0, step=0.05):
         time.sleep(step)
         v = fn()
     return v
+
+
+def proc_info(pid):
+    """A process as /proc shows it (pid, comm, state, ppid, sid, cmd), or
+    None when it is gone or not ours to read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return None
+    comm = st[st.index("(") + 1:st.rindex(")")]
+    rest = st[st.rindex(")") + 2:].split()
+    return {"pid": pid, "comm": comm, "state": rest[0], "ppid": int(rest[1]),
+            "sid": int(rest[3]), "cmd": cmd}

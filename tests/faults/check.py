@@ -679,6 +679,23 @@ def check_capacity_history(ctx, r):
 
 # --- 2. fencing tokens in grant order --------------------------------------
 
+def history_grant_order(r, what, of, times, grants_in):
+    """Checker 2 against the history: grants_in yields (external_id, the
+    semaphore or code, token) from the database; a grant answered before
+    another was asked must have the smaller token."""
+    grants = defaultdict(list)
+    for x, key, token in grants_in:
+        if x in times:
+            inv, ok = times[x]
+            grants[key].append((x, inv, ok, token))
+    for key, g in grants.items():
+        r.count(f"{what} pairs checked against history", len(g))
+        for a, b in grant_order_violations(g):
+            r.fail(f"later {what} got a smaller token (history)",
+                   f"{of} {key}: {a[0]} answered at {a[2]:.3f} token "
+                   f"{a[3]}, {b[0]} asked at {b[1]:.3f} token {b[3]}")
+
+
 def grant_order_violations(grants):
     """grants: (ident, first_invoke, first_ok_done or None, token). If A's
     first ok answer came before B's first invoke, A was granted before B
@@ -776,31 +793,14 @@ def check_fencing(ctx):
 
     # History: real-time order of grants against their tokens (from the
     # database's rows; an answer's token is checked against them in 3).
-    times = first_times(ctx.ops("acquire"))
-    grants = defaultdict(list)
-    for it in ctx.permit_items():
-        x = pid_xid.get(it["permit_id"])
-        if x in times:
-            inv, ok = times[x]
-            grants[it["name"]].append((x, inv, ok, it["fencing_token"]))
-    for name, g in grants.items():
-        r.count("permit pairs checked against history", len(g))
-        for a, b in grant_order_violations(g):
-            r.fail("later grant got a smaller token (history)",
-                   f"semaphore {name}: {a[0]} answered at {a[2]:.3f} token "
-                   f"{a[3]}, {b[0]} asked at {b[1]:.3f} token {b[3]}")
-    times = first_times(ctx.ops("hold"))
-    grants = defaultdict(list)
-    for h in ctx.holds():
-        x = h["external_id"]
-        if x in times:
-            inv, ok = times[x]
-            grants[h["code"]].append((x, inv, ok, h["fencing_token"]))
-    for code, g in grants.items():
-        for a, b in grant_order_violations(g):
-            r.fail("later hold got a smaller token (history)",
-                   f"code {code}: {a[0]} answered at {a[2]:.3f} token "
-                   f"{a[3]}, {b[0]} asked at {b[1]:.3f} token {b[3]}")
+    history_grant_order(
+        r, "grant", "semaphore", first_times(ctx.ops("acquire")),
+        ((pid_xid.get(it["permit_id"]), it["name"], it["fencing_token"])
+         for it in ctx.permit_items()))
+    history_grant_order(
+        r, "hold", "code", first_times(ctx.ops("hold")),
+        ((h["external_id"], h["code"], h["fencing_token"])
+         for h in ctx.holds()))
     return r
 
 

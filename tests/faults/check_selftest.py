@@ -429,14 +429,11 @@ def v_uses(w):
 
 
 def v_shards(w):
-    # The split-code change: uses = codes.uses + SUM(code_shards.uses):
+    # A split code (migration 013): uses = codes.uses + SUM(code_shards.uses):
     # AAAA's one use moved to a shard must PASS.
-    w.x("ALTER TABLE codes ADD COLUMN shards INTEGER NOT NULL DEFAULT 0")
-    w.x("CREATE TABLE code_shards (code_id INTEGER NOT NULL, shard INTEGER "
-        "NOT NULL, uses INTEGER NOT NULL DEFAULT 0, max_uses INTEGER NOT "
-        "NULL, PRIMARY KEY (code_id, shard))")
     w.x("UPDATE codes SET uses = 0, shards = 2 WHERE id = 1")
-    w.x("INSERT INTO code_shards VALUES (1, 0, 1, 1), (1, 1, 0, 1)")
+    w.x("INSERT INTO code_shards (code_id, shard, uses, max_uses) "
+        "VALUES (1, 0, 1, 1), (1, 1, 0, 1)")
 
 
 def v_shards_bad(w):

@@ -39,6 +39,8 @@ import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+from e2elib import proc_info  # noqa: E402
 HTTP_TIMEOUT = 10   # seconds; past it the outcome is unknown
 CTL_TIMEOUT = 20
 MAX_CLIENTS = 4096  # slots in the shared "seats held" table
@@ -422,21 +424,12 @@ def spawn_client(n, end, seats, mode):
 # ----------------------------------------------------------- processes
 
 def procs():
-    """{pid: (ppid, comm, cmdline)} of every process we can read."""
+    """{pid: (ppid, comm, cmdline, state)} of every process we can read."""
     out = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                st = f.read()
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        rest = st[st.rindex(")") + 2:].split()
-        out[int(d)] = (int(rest[1]), comm, cmd, rest[0])
+        p = proc_info(int(d)) if d.isdigit() else None
+        if p is not None:
+            out[p["pid"]] = (p["ppid"], p["comm"], p["cmd"], p["state"])
     return out
 
 
