@@ -103,20 +103,20 @@ bg_wait() {
 
 # RACE_ROUNDS scales every race scenario's rounds (fr_rounds: 100 is each
 # scenario's default, 100 redemption races and 10-20 hold and permit
-# races; make unit runs them all). Here SQLite runs half of them,
+# races; make unit runs them all). Here SQLite runs 40% of them,
 # MariaDB, whose rounds are the slowest, 20%; the sanitizer runs, there
 # for memory errors, a few, and leaks are looked for on SQLite (at every
 # test's exit: 70 ms each), the same code but the driver: make test must
 # stay well inside CI's time limit.
 step "unit and race tests, SQLite" \
-	env TMPDIR="$scratch" REDEEM_TEST_DB=sqlite RACE_ROUNDS=50 build/unit-tests
+	env TMPDIR="$scratch" REDEEM_TEST_DB=sqlite RACE_ROUNDS=40 build/unit-tests
 step "unit and race tests, MariaDB" \
 	env TMPDIR="$scratch" REDEEM_TEST_DB="$dsn" RACE_ROUNDS=20 build/unit-tests
 step "unit tests under ASan/UBSan, SQLite" \
-	env TMPDIR="$scratch" REDEEM_TEST_DB=sqlite RACE_ROUNDS=5 \
+	env TMPDIR="$scratch" REDEEM_TEST_DB=sqlite RACE_ROUNDS=3 \
 	build/asan/unit-tests
 step "unit tests under ASan/UBSan, MariaDB" \
-	env TMPDIR="$scratch" REDEEM_TEST_DB="$dsn" RACE_ROUNDS=5 \
+	env TMPDIR="$scratch" REDEEM_TEST_DB="$dsn" RACE_ROUNDS=3 \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 build/asan/unit-tests
 step "redeemctl, SQLite" tests/cli.sh build/redeemctl "sqlite:$work/cli.db"
 step "redeemctl, MariaDB" tests/cli.sh build/redeemctl "$dsn"
@@ -145,7 +145,7 @@ faults_short() {
 		build/planted/redeemctl build/planted/redeem-fcgi \
 		build/planted/redeem-sweep || return 1
 	TMPDIR=/tmp FAULTS_SECONDS=30 tests/faults/run.sh sqlite build || rc=1
-	TMPDIR=/tmp FAULTS_SECONDS=40 tests/faults/run.sh mariadb build || rc=1
+	TMPDIR=/tmp FAULTS_SECONDS=30 tests/faults/run.sh mariadb build || rc=1
 	TMPDIR=/tmp FAULTS_SECONDS=30 tests/faults/run.sh --expect-fail sqlite \
 		build/planted || rc=1
 	return $rc
