@@ -679,6 +679,31 @@ def check_capacity_history(ctx, r):
 
 # --- 2. fencing tokens in grant order --------------------------------------
 
+def db_grant_order(r, what, owners, label, grants_in):
+    """Checker 2 in the database: grants_in yields (owner id, (token,
+    row id), external_id, created_at) of one semaphore's or code's grants;
+    per owner the tokens are unique, within its counter (`fence`), and in
+    token order the grant times never go back."""
+    by_owner = defaultdict(list)
+    for oid, key, xid, at in grants_in:
+        by_owner[oid].append((key, xid, at))
+    for oid, gs in by_owner.items():
+        o = owners[oid]
+        gs.sort(key=lambda g: g[0])
+        r.count(f"{what} grants", len(gs))
+        for (ka, xa, ta), (kb, xb, tb) in zip(gs, gs[1:]):
+            if ka[0] == kb[0]:
+                r.fail(f"token repeats on a {what}",
+                       f"{o[label]}: token {ka[0]} for {xa} and {xb}")
+            elif tb < ta:
+                r.fail("token order against grant time",
+                       f"{what} {o[label]}: {xa} token {ka[0]} at {ta}, "
+                       f"{xb} token {kb[0]} at {tb}")
+        if gs and gs[-1][0][0] > o["fence"]:
+            r.fail(f"token past the {what}'s counter",
+                   f"{o[label]}: token {gs[-1][0][0]} > fence {o['fence']}")
+
+
 def history_grant_order(r, what, of, times, grants_in):
     """Checker 2 against the history: grants_in yields (external_id, the
     semaphore or code, token) from the database; a grant answered before
@@ -735,30 +760,13 @@ def check_fencing(ctx):
     r = Result("2 fencing tokens strictly increasing in grant order")
     # Database: per semaphore and per code, tokens unique, within the
     # counter, and in token order the grant times never go back.
-    sems = {s["id"]: s for s in ctx.semaphores()}
-    by_sem = defaultdict(list)
-    for it in ctx.permit_items():
-        by_sem[it["semaphore_id"]].append(it)
     pid_xid = {p["id"]: p["external_id"] for p in ctx.permits()}
-    for sid, its in by_sem.items():
-        s = sems[sid]
-        its.sort(key=lambda i: (i["fencing_token"], i["permit_id"]))
-        r.count("permit grants", len(its))
-        for a, b in zip(its, its[1:]):
-            if a["fencing_token"] == b["fencing_token"]:
-                r.fail("token repeats on a semaphore",
-                       f"{s['name']}: token {a['fencing_token']} for "
-                       f"{pid_xid.get(a['permit_id'])} and "
-                       f"{pid_xid.get(b['permit_id'])}")
-            elif b["created_at"] < a["created_at"]:
-                r.fail("token order against grant time",
-                       f"{s['name']}: token {a['fencing_token']} at "
-                       f"{a['created_at']} but {b['fencing_token']} at "
-                       f"{b['created_at']}")
-        if its and its[-1]["fencing_token"] > s["fence"]:
-            r.fail("token past the semaphore's counter",
-                   f"{s['name']}: token {its[-1]['fencing_token']} > fence "
-                   f"{s['fence']}")
+    sems = {s["id"]: s for s in ctx.semaphores()}
+    db_grant_order(
+        r, "semaphore", sems, "name",
+        ((it["semaphore_id"], (it["fencing_token"], it["permit_id"]),
+          pid_xid.get(it["permit_id"]), it["created_at"])
+         for it in ctx.permit_items()))
     # A permit's own token is its first semaphore's (name order).
     items = permit_items_by_permit(ctx)
     for p in ctx.permits():
@@ -767,29 +775,10 @@ def check_fencing(ctx):
             r.fail("permit token is not its first semaphore's",
                    f"{p['external_id']}: {p['fencing_token']} vs "
                    f"{its[0]['name']} {its[0]['fencing_token']}")
-    codes = {c["id"]: c for c in ctx.codes()}
-    by_code = defaultdict(list)
-    for h in ctx.holds():
-        by_code[h["code_id"]].append(h)
-    for cid, hs in by_code.items():
-        c = codes[cid]
-        hs.sort(key=lambda h: (h["fencing_token"], h["id"]))
-        r.count("hold grants", len(hs))
-        for a, b in zip(hs, hs[1:]):
-            if a["fencing_token"] == b["fencing_token"]:
-                r.fail("token repeats on a code",
-                       f"{c['code']}: token {a['fencing_token']} for "
-                       f"{a['external_id']} and {b['external_id']}")
-            elif b["created_at"] < a["created_at"]:
-                r.fail("token order against grant time",
-                       f"code {c['code']}: {a['external_id']} token "
-                       f"{a['fencing_token']} at {a['created_at']}, "
-                       f"{b['external_id']} token {b['fencing_token']} at "
-                       f"{b['created_at']}")
-        if hs and hs[-1]["fencing_token"] > c["fence"]:
-            r.fail("token past the code's counter",
-                   f"{c['code']}: token {hs[-1]['fencing_token']} > fence "
-                   f"{c['fence']}")
+    db_grant_order(
+        r, "code", {c["id"]: c for c in ctx.codes()}, "code",
+        ((h["code_id"], (h["fencing_token"], h["id"]), h["external_id"],
+          h["created_at"]) for h in ctx.holds()))
 
     # History: real-time order of grants against their tokens (from the
     # database's rows; an answer's token is checked against them in 3).
