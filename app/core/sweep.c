@@ -229,19 +229,45 @@ job_staleness(struct run *u)
 }
 
 /* Webhooks: events fanned out into deliveries, then the due attempts. */
+/*
+ * A deliver run sends in chunks for about DELIVER_RUN_MS, renewing its
+ * lease between chunks, then lets the process's other jobs have their
+ * turn: in one sweeper a backlog sent to a slow receiver used to hold up
+ * release_leaked for as long as the backlog took (and past the lease, so
+ * a second sweeper joined the delivering), leaked seats waiting meanwhile.
+ */
+#define DELIVER_CHUNK 64
+#define DELIVER_RUN_MS 1000
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static enum error_word
 job_deliver(struct run *u)
 {
 	struct webhooks_config cfg;
 	struct webhooks_stats st;
+	int64_t t0 = mono_ms(), before;
 
 	memset(&st, 0, sizeof(st));
 	webhooks_config_defaults(&cfg);
-	if (webhooks_enqueue(u->db, 10 * u->batch, &st) == -1 ||
-	    webhooks_deliver_due(u->db, &cfg, u->batch, &st) == -1)
+	if (webhooks_enqueue(u->db, 10 * u->batch, &st) == -1)
 		return ERROR_UNAVAILABLE;
+	do {
+		before = st.claimed;
+		if (webhooks_deliver_due(u->db, &cfg, DELIVER_CHUNK, &st) == -1)
+			return ERROR_UNAVAILABLE;
+		u->r->batches++;
+	} while (st.claimed - before == DELIVER_CHUNK &&
+		 st.claimed < u->batch && mono_ms() - t0 < DELIVER_RUN_MS &&
+		 lease_take(u) == 1);
 	u->r->done = st.claimed;
-	u->r->batches = 1;
 	return ERROR_NONE;
 }
 

@@ -28,6 +28,7 @@
 #include "../../app/lib/common.h"
 #include "../../app/core/events.h"
 #include "../../app/core/redeem.h"
+#include "../../app/core/sweep.h"
 #include "../../app/core/webhooks.h"
 #include "fixture.h"
 
@@ -1056,6 +1057,34 @@ START_TEST(test_webhooks_timeout)
 }
 END_TEST
 
+/* The sweeper's deliver run stops after about a second (DELIVER_RUN_MS)
+ * so the process's other jobs, leaked seats first, are not held up by a
+ * slow receiver; the next run goes on where it stopped. */
+START_TEST(test_webhooks_sweep_run_time_boxed)
+{
+	static const int ok[] = {200};
+	char s[WEBHOOK_SECRET_MAX];
+	struct sweep_report r;
+	struct rcv a;
+	int64_t first;
+
+	rcv_start(&a, ok, 1, 100);
+	endpoint(a.url, s);
+	redeem_n(64, NULL);
+	redeem_n(64, NULL);
+	redeem_n(64, NULL);
+	ck_assert_int_eq(
+	    sweep_run(fx.db, SWEEP_DELIVER, "t:1", &r), ERROR_NONE);
+	first = r.done;
+	ck_assert_int_ge(first, 64);
+	ck_assert_int_lt(first, 192);
+	ck_assert_int_eq(
+	    sweep_run(fx.db, SWEEP_DELIVER, "t:1", &r), ERROR_NONE);
+	ck_assert_int_gt(r.done, 0);
+	rcv_stop(&a);
+}
+END_TEST
+
 START_TEST(test_webhooks_dead_after_max_age)
 {
 	static const int fail[] = {500};
@@ -1581,6 +1610,7 @@ suite_webhooks(void)
 	tcase_add_test(tc, test_webhooks_retry_same_id_backoff);
 	tcase_add_test(tc, test_webhooks_redirect_not_followed);
 	tcase_add_test(tc, test_webhooks_timeout);
+	tcase_add_test(tc, test_webhooks_sweep_run_time_boxed);
 	tcase_add_test(tc, test_webhooks_dead_after_max_age);
 	tcase_add_test(tc, test_webhooks_enqueue_idempotent);
 	tcase_add_test(tc, test_webhooks_enqueue_race);
